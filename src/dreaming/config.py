@@ -1,0 +1,474 @@
+"""``dreaming.toml`` parsed into frozen, typed configuration.
+
+Every key is optional. Unknown keys and invalid values are reported as warnings; an invalid threshold falls back to
+its default (OpenClaw's behaviour). Numbers given as strings are parsed; blank strings mean "use the default".
+Secrets are never read from this file: API keys come only from the environment.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from dreaming.errors import ConfigError
+
+__all__ = [
+    "AutoresearchConfig",
+    "BudgetConfig",
+    "DeepConfig",
+    "DiaryConfig",
+    "DreamingConfig",
+    "LLMConfig",
+    "ModelPrice",
+    "ScheduleConfig",
+    "VerdictsConfig",
+    "load_config",
+]
+
+DEFAULT_TIMEZONE = "UTC"
+DEFAULT_LOCK_TIMEOUT_SECONDS = 10.0
+DEFAULT_CRON = "0 3 * * *"
+SOURCES = ("codebase", "memory", "web")
+
+
+class _Reader:
+    """Reads one table, collecting warnings instead of failing."""
+
+    def __init__(self, table: Mapping[str, Any], name: str, warnings: list[str]) -> None:
+        self.table = dict(table)
+        self.name = name
+        self.warnings = warnings
+        self.seen: set[str] = set()
+
+    def _raw(self, key: str) -> Any:
+        self.seen.add(key)
+        value = self.table.get(key)
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
+    def _warn(self, key: str, value: Any, why: str, default: Any) -> None:
+        self.warnings.append(f"[{self.name}] {key} = {value!r} is {why}; using the default {default!r}")
+
+    def number(
+        self,
+        key: str,
+        default: float,
+        *,
+        minimum: float = 0.0,
+        maximum: float | None = None,
+        integer: bool = False,
+    ) -> Any:
+        raw = self._raw(key)
+        if raw is None:
+            return default
+        value: float
+        if isinstance(raw, bool):
+            self._warn(key, raw, "not a number", default)
+            return default
+        if isinstance(raw, (int, float)):
+            value = float(raw)
+        elif isinstance(raw, str):
+            try:
+                value = float(raw.strip())
+            except ValueError:
+                self._warn(key, raw, "not a number", default)
+                return default
+        else:
+            self._warn(key, raw, "not a number", default)
+            return default
+        if not math.isfinite(value) or value < minimum or (maximum is not None and value > maximum):
+            bounds = f">= {minimum:g}" + (f" and <= {maximum:g}" if maximum is not None else "")
+            self._warn(key, raw, f"out of range (must be {bounds})", default)
+            return default
+        if integer:
+            if value != int(value):
+                self._warn(key, raw, "not a whole number", default)
+                return default
+            return int(value)
+        return value
+
+    def flag(self, key: str, default: bool) -> bool:
+        raw = self._raw(key)
+        if raw is None:
+            return default
+        if isinstance(raw, bool):
+            return raw
+        if isinstance(raw, str) and raw.strip().lower() in {
+            "true",
+            "false",
+            "1",
+            "0",
+            "yes",
+            "no",
+            "on",
+            "off",
+        }:
+            return raw.strip().lower() in {"true", "1", "yes", "on"}
+        self._warn(key, raw, "not true or false", default)
+        return default
+
+    def text(self, key: str, default: str) -> str:
+        raw = self._raw(key)
+        if raw is None:
+            return default
+        if not isinstance(raw, str):
+            self._warn(key, raw, "not a string", default)
+            return default
+        return raw.strip()
+
+    def finish(self, nested: tuple[str, ...] = ()) -> None:
+        for key in sorted(set(self.table) - self.seen - set(nested)):
+            self.warnings.append(f"[{self.name}] unknown key {key!r} ignored")
+
+
+def _table(root: Mapping[str, Any], key: str, warnings: list[str]) -> Mapping[str, Any]:
+    value = root.get(key, {})
+    if not isinstance(value, Mapping):
+        warnings.append(f"[{key}] must be a table; using defaults")
+        return {}
+    return value
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ScheduleConfig:
+    """When the nightly job runs."""
+
+    cron: str = DEFAULT_CRON
+    """Five-field cron expression, in the workspace timezone."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeepConfig:
+    """Recall-promotion gates (OpenClaw's deep phase defaults)."""
+
+    enabled: bool = True
+    """Whether the recall path promotes at all."""
+    limit: int = 10
+    """At most this many promotions per run; 0 is an explicit no-op."""
+    min_score: float = 0.75
+    """Score gate."""
+    min_recall_count: int = 3
+    """Minimum signals (recalls + daily + grounded)."""
+    min_unique_queries: int = 2
+    """Minimum context diversity (distinct queries or recall days)."""
+    recency_half_life_days: float = 14.0
+    """Half-life of the recency component."""
+    max_age_days: float = 30.0
+    """Entries last recalled longer ago than this are not promoted."""
+    memory_file_max_chars: int = 10_000
+    """MEMORY.md size budget; only generated sections are compacted to respect it."""
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> DeepConfig:
+        """Parse the ``[deep]`` table."""
+        r = _Reader(table, "deep", warnings)
+        d = cls()
+        out = cls(
+            enabled=r.flag("enabled", d.enabled),
+            limit=r.number("limit", d.limit, integer=True),
+            min_score=r.number("min_score", d.min_score),
+            min_recall_count=r.number("min_recall_count", d.min_recall_count, integer=True),
+            min_unique_queries=r.number("min_unique_queries", d.min_unique_queries, integer=True),
+            recency_half_life_days=r.number("recency_half_life_days", d.recency_half_life_days, minimum=1e-9),
+            max_age_days=r.number("max_age_days", d.max_age_days),
+            memory_file_max_chars=r.number("memory_file_max_chars", d.memory_file_max_chars, integer=True),
+        )
+        r.finish()
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class VerdictsConfig:
+    """The verdict path's gate (spec/verdicts.md). The scoring constants are fixed in code, not here."""
+
+    gate_min_score: float = 0.8
+    """A bucket is promoted when its score is at least this..."""
+    gate_min_count: int = 3
+    """...and it has at least this many classified samples."""
+    insight_max_age_days: int = 90
+    """A bucket not seen for longer than this is stale: not promoted, and its insight retired."""
+    llm_verify: bool = False
+    """Let a model veto a passing insight (it can never promote one or change a number)."""
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> VerdictsConfig:
+        """Parse the ``[verdicts]`` table."""
+        r = _Reader(table, "verdicts", warnings)
+        d = cls()
+        out = cls(
+            gate_min_score=r.number("gate_min_score", d.gate_min_score, maximum=1.0),
+            gate_min_count=r.number("gate_min_count", d.gate_min_count, minimum=1, integer=True),
+            insight_max_age_days=r.number("insight_max_age_days", d.insight_max_age_days, minimum=1, integer=True),
+            llm_verify=r.flag("llm_verify", d.llm_verify),
+        )
+        r.finish()
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DiaryConfig:
+    """The DREAMS.md entry."""
+
+    narrative: bool = False
+    """Add a short model-written paragraph; a factual entry is always written."""
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> DiaryConfig:
+        """Parse the ``[diary]`` table."""
+        r = _Reader(table, "diary", warnings)
+        out = cls(narrative=r.flag("narrative", False))
+        r.finish()
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AutoresearchConfig:
+    """Gap-driven research (seed 002), opt-in."""
+
+    enabled: bool = False
+    """Research knowledge gaps at night."""
+    max_gaps_per_night: int = 5
+    """At most this many gaps per run."""
+    confidence_threshold: float = 0.7
+    """A finding is kept when its confidence is at least this."""
+    sources: tuple[str, ...] = SOURCES
+    """Which tools research may use."""
+    codebase_roots: tuple[str, ...] = (".",)
+    """Folders searched by the codebase tool, relative to the workspace."""
+    max_research_time_minutes: float = 10.0
+    """Wall-clock ceiling for the whole research phase."""
+    concurrency: int = 4
+    """Gaps researched at once."""
+    max_tool_calls_per_gap: int = 8
+    """Tool-call ceiling per gap."""
+    max_llm_calls_per_gap: int = 6
+    """Model-call ceiling per gap."""
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> AutoresearchConfig:
+        """Parse the ``[autoresearch]`` table."""
+        r = _Reader(table, "autoresearch", warnings)
+        d = cls()
+        sources = _string_list(r, "sources", d.sources, allowed=SOURCES)
+        roots = _string_list(r, "codebase_roots", d.codebase_roots, allowed=None)
+        out = cls(
+            enabled=r.flag("enabled", d.enabled),
+            max_gaps_per_night=r.number("max_gaps_per_night", d.max_gaps_per_night, integer=True),
+            confidence_threshold=r.number("confidence_threshold", d.confidence_threshold, maximum=1.0),
+            sources=sources,
+            codebase_roots=roots,
+            max_research_time_minutes=r.number("max_research_time_minutes", d.max_research_time_minutes),
+            concurrency=r.number("concurrency", d.concurrency, minimum=1, integer=True),
+            max_tool_calls_per_gap=r.number("max_tool_calls_per_gap", d.max_tool_calls_per_gap, integer=True),
+            max_llm_calls_per_gap=r.number("max_llm_calls_per_gap", d.max_llm_calls_per_gap, integer=True),
+        )
+        r.finish()
+        return out
+
+
+def _string_list(r: _Reader, key: str, default: tuple[str, ...], *, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
+    raw = r._raw(key)
+    if raw is None:
+        return default
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        r._warn(key, raw, "not a list of strings", list(default))
+        return default
+    values = tuple(item.strip() for item in raw if item.strip())
+    if allowed is not None:
+        unknown = [v for v in values if v not in allowed]
+        if unknown:
+            r.warnings.append(f"[{r.name}] {key}: unknown entries {unknown} ignored (known: {list(allowed)})")
+            values = tuple(v for v in values if v in allowed)
+    return values
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class BudgetConfig:
+    """The token-cost budget (seed 003, spec/budget.md)."""
+
+    max_cost_usd: float = 1.0
+    """The breaker trips when the window's spend reaches this."""
+    window_minutes: float = 60.0
+    """Length of the sliding window."""
+    min_confidence: float = 0.05
+    """Candidates below this confidence are low quality."""
+    min_recalls: float = 1.0
+    """Candidates below this recall count are low quality."""
+    max_llm_calls_per_run: int = 200
+    """Hard ceiling on model calls in one run, whatever they cost."""
+    recursion_limit: int = 200
+    """Explicit LangGraph recursion limit for every invocation."""
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> BudgetConfig:
+        """Parse the ``[budget]`` table."""
+        r = _Reader(table, "budget", warnings)
+        d = cls()
+        out = cls(
+            max_cost_usd=r.number("max_cost_usd", d.max_cost_usd),
+            window_minutes=r.number("window_minutes", d.window_minutes, minimum=1e-9),
+            min_confidence=r.number("min_confidence", d.min_confidence),
+            min_recalls=r.number("min_recalls", d.min_recalls),
+            max_llm_calls_per_run=r.number("max_llm_calls_per_run", d.max_llm_calls_per_run, integer=True),
+            recursion_limit=r.number("recursion_limit", d.recursion_limit, minimum=10, integer=True),
+        )
+        r.finish()
+        return out
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ModelPrice:
+    """USD per million tokens."""
+
+    input: float
+    """Price of a million input tokens."""
+    output: float
+    """Price of a million output tokens."""
+    cached_input: float | None = None
+    """Price of a million cached input tokens, when the provider discounts them."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LLMConfig:
+    """Which OpenAI-compatible model to use. The API key comes only from ``OPENAI_API_KEY``."""
+
+    model: str = "gpt-4.1-mini"
+    """Model name; ``DREAMING_MODEL`` overrides it."""
+    base_url: str = ""
+    """Server address; ``OPENAI_BASE_URL`` is used when this is blank."""
+    max_output_tokens: int = 600
+    """Maximum output tokens per call (part of every pre-call estimate)."""
+    timeout_seconds: float = 60.0
+    """Per-request timeout."""
+    prices: Mapping[str, ModelPrice] = field(default_factory=dict)
+    """Prices added to or overriding the shipped table."""
+
+    @classmethod
+    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> LLMConfig:
+        """Parse the ``[llm]`` table and its ``[llm.prices]`` subtable."""
+        r = _Reader(table, "llm", warnings)
+        d = cls()
+        for secret in ("api_key", "openai_api_key", "key"):
+            if secret in table:
+                r.seen.add(secret)
+                warnings.append(f"[llm] {secret} ignored: secrets are read only from the environment")
+        prices: dict[str, ModelPrice] = {}
+        raw_prices = table.get("prices", {})
+        if not isinstance(raw_prices, Mapping):
+            warnings.append("[llm.prices] must be a table; ignored")
+            raw_prices = {}
+        for model, entry in raw_prices.items():
+            if not isinstance(entry, Mapping):
+                warnings.append(f"[llm.prices] {model!r} must be a table with input and output; ignored")
+                continue
+            pr = _Reader(entry, f"llm.prices.{model}", warnings)
+            inp = pr.number("input", -1.0)
+            out = pr.number("output", -1.0)
+            cached = pr.number("cached_input", -1.0)
+            pr.finish()
+            if inp < 0 or out < 0:
+                warnings.append(f"[llm.prices] {model!r} needs non-negative input and output prices; ignored")
+                continue
+            prices[str(model)] = ModelPrice(input=inp, output=out, cached_input=None if cached < 0 else cached)
+        result = cls(
+            model=r.text("model", d.model) or d.model,
+            base_url=r.text("base_url", d.base_url),
+            max_output_tokens=r.number("max_output_tokens", d.max_output_tokens, minimum=1, integer=True),
+            timeout_seconds=r.number("timeout_seconds", d.timeout_seconds, minimum=0.1),
+            prices=prices,
+        )
+        r.finish(nested=("prices",))
+        return result
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DreamingConfig:
+    """The whole configuration of one workspace."""
+
+    timezone: str = DEFAULT_TIMEZONE
+    """IANA timezone for day bucketing and the schedule."""
+    lock_timeout_seconds: float = DEFAULT_LOCK_TIMEOUT_SECONDS
+    """How long a second run waits for the consolidation lock before exiting with code 3."""
+    schedule: ScheduleConfig = field(default_factory=ScheduleConfig)
+    """``[schedule]``."""
+    deep: DeepConfig = field(default_factory=DeepConfig)
+    """``[deep]``."""
+    verdicts: VerdictsConfig = field(default_factory=VerdictsConfig)
+    """``[verdicts]``."""
+    diary: DiaryConfig = field(default_factory=DiaryConfig)
+    """``[diary]``."""
+    autoresearch: AutoresearchConfig = field(default_factory=AutoresearchConfig)
+    """``[autoresearch]``."""
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    """``[budget]``."""
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    """``[llm]``."""
+    warnings: tuple[str, ...] = ()
+    """What was wrong with the file (unknown keys, invalid values replaced by defaults)."""
+
+    @property
+    def tz(self) -> ZoneInfo:
+        """The configured timezone."""
+        return ZoneInfo(self.timezone)
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, Any]) -> DreamingConfig:
+        """Parse a decoded ``dreaming.toml``; never raises for bad values, only collects warnings."""
+        warnings: list[str] = []
+        top = _Reader(data, "dreaming.toml", warnings)
+        tz = top.text("timezone", DEFAULT_TIMEZONE) or DEFAULT_TIMEZONE
+        try:
+            ZoneInfo(tz)
+        except (ZoneInfoNotFoundError, ValueError):
+            warnings.append(f"[dreaming.toml] timezone = {tz!r} is not a known IANA timezone; using 'UTC'")
+            tz = DEFAULT_TIMEZONE
+        lock_timeout = top.number("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_SECONDS)
+        sections = ("schedule", "deep", "verdicts", "diary", "autoresearch", "budget", "llm")
+        sched = _Reader(_table(data, "schedule", warnings), "schedule", warnings)
+        cron = sched.text("cron", DEFAULT_CRON) or DEFAULT_CRON
+        if len(cron.split()) != 5:
+            warnings.append(f"[schedule] cron = {cron!r} is not a five-field cron expression; using {DEFAULT_CRON!r}")
+            cron = DEFAULT_CRON
+        sched.finish()
+        config = cls(
+            timezone=tz,
+            lock_timeout_seconds=lock_timeout,
+            schedule=ScheduleConfig(cron=cron),
+            deep=DeepConfig.from_mapping(_table(data, "deep", warnings), warnings),
+            verdicts=VerdictsConfig.from_mapping(_table(data, "verdicts", warnings), warnings),
+            diary=DiaryConfig.from_mapping(_table(data, "diary", warnings), warnings),
+            autoresearch=AutoresearchConfig.from_mapping(_table(data, "autoresearch", warnings), warnings),
+            budget=BudgetConfig.from_mapping(_table(data, "budget", warnings), warnings),
+            llm=LLMConfig.from_mapping(_table(data, "llm", warnings), warnings),
+        )
+        top.finish(nested=sections)
+        return _with_warnings(config, tuple(warnings))
+
+
+def _with_warnings(config: DreamingConfig, warnings: tuple[str, ...]) -> DreamingConfig:
+    from dataclasses import replace
+
+    return replace(config, warnings=warnings)
+
+
+def load_config(path: Path) -> DreamingConfig:
+    """Read ``dreaming.toml`` at ``path``; a missing file gives the defaults.
+
+    Raises:
+        ConfigError: the file exists but is not valid TOML.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return DreamingConfig()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    return DreamingConfig.from_mapping(data)

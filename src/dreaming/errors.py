@@ -1,0 +1,83 @@
+"""Every exception dreaming raises on purpose.
+
+The hierarchy::
+
+    DreamingError                  base of everything below
+    ├── ConfigError                dreaming.toml cannot be used at all (not TOML, wrong table type)
+    ├── WorkspaceError             the workspace cannot be used (missing root, not a folder)
+    │   ├── LockBusyError          another run holds the consolidation lock (exit code 3)
+    │   └── CorruptStateError      a state file was unreadable and has been moved aside
+    ├── BudgetError                an LLM call was refused by the budget
+    │   └── BudgetExhaustedError   nothing could be done because the budget is spent (exit code 4)
+    └── ToolError                  an outside system (ripgrep, Tavily, search index) failed
+        └── RetryableToolError     a timeout, HTTP 429 or 5xx: the only errors that are retried
+
+Bad input lines are never exceptions: they are counted and reported (see ``memory.InputReport``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = [
+    "BudgetError",
+    "BudgetExhaustedError",
+    "ConfigError",
+    "CorruptStateError",
+    "DreamingError",
+    "LockBusyError",
+    "RetryableToolError",
+    "ToolError",
+    "WorkspaceError",
+]
+
+
+class DreamingError(Exception):
+    """Base class of every error dreaming raises on purpose."""
+
+
+class ConfigError(DreamingError):
+    """The configuration file cannot be used at all."""
+
+
+class WorkspaceError(DreamingError):
+    """The workspace cannot be used."""
+
+
+class LockBusyError(WorkspaceError):
+    """Another run holds the consolidation lock and did not release it in time."""
+
+    def __init__(self, lock_path: Path, holder: str) -> None:
+        self.lock_path = lock_path
+        self.holder = holder
+        super().__init__(f"another dreaming run holds {lock_path} (holder {holder}); try again later")
+
+
+class CorruptStateError(WorkspaceError):
+    """A state file could not be read; it has been moved aside to ``moved_to``."""
+
+    def __init__(self, path: Path, moved_to: Path, reason: str) -> None:
+        self.path = path
+        self.moved_to = moved_to
+        self.reason = reason
+        super().__init__(f"{path} was unreadable ({reason}); moved aside to {moved_to}")
+
+
+class BudgetError(DreamingError):
+    """An LLM call was refused by the budget."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(f"LLM call refused: {reason}")
+
+
+class BudgetExhaustedError(BudgetError):
+    """The budget was spent before any work could be done."""
+
+
+class ToolError(DreamingError):
+    """An outside system failed."""
+
+
+class RetryableToolError(ToolError):
+    """A transient failure (timeout, HTTP 429 or 5xx) that may be retried."""

@@ -1,0 +1,5 @@
+"""evals layer."""
+
+from __future__ import annotations
+
+__all__: list[str] = []

@@ -1,0 +1,221 @@
+"""Atomic file writes, versioned JSON state, and JSONL reading that skips bad lines."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "BadLine",
+    "InputReport",
+    "LoadedState",
+    "append_jsonl",
+    "atomic_write_bytes",
+    "atomic_write_json",
+    "atomic_write_text",
+    "dump_json",
+    "iter_jsonl",
+    "move_aside",
+    "read_state",
+]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> bool:
+    """Write ``data`` to ``path`` atomically; return False (and touch nothing) when the bytes are already there.
+
+    A temp file in the same folder is written, fsynced and renamed over the target, so a crash at any instant
+    leaves the file either as it was or as it is meant to be. The file mode of an existing target is kept.
+    """
+    try:
+        if path.read_bytes() == data:
+            return False
+    except FileNotFoundError:
+        pass
+    except IsADirectoryError:
+        raise
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, path.stat().st_mode & 0o777)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+    return True
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Make the rename itself durable; not every platform allows opening a folder.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> bool:
+    """Write UTF-8 text atomically; see :func:`atomic_write_bytes`."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dump_json(payload: Mapping[str, Any]) -> str:
+    """Render JSON the way every state file is stored: two-space indent, UTF-8, trailing newline."""
+    return json.dumps(payload, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def atomic_write_json(path: Path, payload: Mapping[str, Any]) -> bool:
+    """Write a JSON document atomically; see :func:`atomic_write_bytes`."""
+    return atomic_write_text(path, dump_json(payload))
+
+
+def move_aside(path: Path, now: datetime) -> Path:
+    """Rename an unusable file to ``<name>.corrupt-<timestamp>`` next to it and return the new path."""
+    stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
+    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    counter = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.corrupt-{stamp}-{counter}")
+        counter += 1
+    os.replace(path, target)
+    return target
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedState:
+    """The result of reading a versioned state file.
+
+    ``data`` is None when the file was missing or unusable; ``moved_aside`` names where an unusable file went
+    and ``problem`` says why.
+    """
+
+    data: dict[str, Any] | None
+    moved_aside: Path | None = None
+    problem: str | None = None
+
+
+def read_state(path: Path, *, versions: Iterable[int], now: datetime) -> LoadedState:
+    """Read a versioned JSON state file; move it aside when it is unreadable or of an unknown version.
+
+    Args:
+        path: the state file.
+        versions: the ``version`` values this reader understands.
+        now: used to stamp the name of a file moved aside.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return LoadedState(None)
+    problem: str | None = None
+    data: Any = None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        problem = f"not valid JSON: {exc}"
+    if problem is None:
+        if not isinstance(data, dict):
+            problem = "not a JSON object"
+        elif data.get("version") not in set(versions):
+            problem = f"unknown version {data.get('version')!r}"
+    if problem is not None:
+        return LoadedState(None, move_aside(path, now), problem)
+    return LoadedState(data)
+
+
+@dataclass(frozen=True, slots=True)
+class BadLine:
+    """One input line that was skipped, with the reason."""
+
+    path: str
+    line: int
+    reason: str
+
+    def describe(self) -> str:
+        """Return ``path:line: reason``."""
+        return f"{self.path}:{self.line}: {self.reason}"
+
+
+@dataclass(slots=True)
+class InputReport:
+    """Bad input lines seen while reading, counted and kept (up to a limit) for the run summary."""
+
+    bad: list[BadLine] = field(default_factory=list)
+    count: int = 0
+    keep: int = 200
+
+    def skip(self, path: str, line: int, reason: str) -> None:
+        """Count a skipped line, keeping its details while under the limit."""
+        self.count += 1
+        if len(self.bad) < self.keep:
+            self.bad.append(BadLine(path, line, reason))
+
+    def merge(self, other: InputReport) -> None:
+        """Add another report's lines to this one."""
+        self.count += other.count
+        room = max(0, self.keep - len(self.bad))
+        self.bad.extend(other.bad[:room])
+
+
+def iter_jsonl(path: Path, report: InputReport, *, label: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each JSON-object line; skip and report the rest.
+
+    A missing file yields nothing. Blank lines are ignored silently.
+    """
+    name = label or path.name
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return
+    with handle:
+        loads = json.loads
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = loads(raw)
+            except (ValueError, UnicodeDecodeError):
+                report.skip(name, number, "not valid JSON")
+                continue
+            if not isinstance(obj, dict):
+                report.skip(name, number, "not a JSON object")
+                continue
+            yield number, obj
+
+
+def append_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
+    """Append rows to a JSONL file in one write, then fsync.
+
+    A crash can at worst leave a torn last line, which readers skip and report.
+    """
+    text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False, sort_keys=True) + "\n" for row in rows)
+    if not text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a+b") as handle:
+        # A crash may have left a torn last line; start on a fresh line so the new rows stay whole.
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                text = "\n" + text
+        handle.write(text.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -1,0 +1,139 @@
+"""Where every file of a workspace lives (spec/workspace.md), under one injected root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Workspace"]
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """One agent's memory folder. Every path dreaming touches is derived from ``root``."""
+
+    root: Path
+
+    @classmethod
+    def at(cls, root: str | Path) -> Workspace:
+        """Return the workspace rooted at ``root`` (made absolute, not required to exist yet)."""
+        return cls(Path(root).expanduser().resolve())
+
+    # User-facing files.
+    @property
+    def memory_md(self) -> Path:
+        """Long-term memory; dreaming writes only inside its marked blocks."""
+        return self.root / "MEMORY.md"
+
+    @property
+    def dreams_md(self) -> Path:
+        """The dream diary, one entry per run."""
+        return self.root / "DREAMS.md"
+
+    @property
+    def config_file(self) -> Path:
+        """Optional configuration."""
+        return self.root / "dreaming.toml"
+
+    @property
+    def prices_dir(self) -> Path:
+        """Market prices for the verdict path, one CSV per asset."""
+        return self.root / "prices"
+
+    @property
+    def memory_dir(self) -> Path:
+        """Daily notes live anywhere under here (except the folders dreaming owns)."""
+        return self.root / "memory"
+
+    @property
+    def insights_dir(self) -> Path:
+        """One markdown file per active insight."""
+        return self.memory_dir / "insights"
+
+    @property
+    def archive_dir(self) -> Path:
+        """Retired insights, kept forever."""
+        return self.insights_dir / "archive"
+
+    @property
+    def reports_dir(self) -> Path:
+        """Phase reports ``memory/dreaming/<phase>/YYYY-MM-DD.md`` (OpenClaw's separate storage mode)."""
+        return self.memory_dir / "dreaming"
+
+    # Machine state.
+    @property
+    def state_dir(self) -> Path:
+        """``memory/.dreams``: machine state, every JSON file versioned."""
+        return self.memory_dir / ".dreams"
+
+    @property
+    def recall_store(self) -> Path:
+        """OpenClaw's recall store, version 1 format."""
+        return self.state_dir / "short-term-recall.json"
+
+    @property
+    def phase_signals(self) -> Path:
+        """OpenClaw's phase signals, version 1 format."""
+        return self.state_dir / "phase-signals.json"
+
+    @property
+    def events(self) -> Path:
+        """Append-only event log."""
+        return self.state_dir / "events.jsonl"
+
+    @property
+    def verdicts(self) -> Path:
+        """Committee verdicts (input)."""
+        return self.state_dir / "verdicts.jsonl"
+
+    @property
+    def verdict_review(self) -> Path:
+        """Each verdict with its forward outcomes."""
+        return self.state_dir / "verdict_review.jsonl"
+
+    @property
+    def verdict_signals(self) -> Path:
+        """Light-sleep output of the verdict path."""
+        return self.state_dir / "verdict-signals.jsonl"
+
+    @property
+    def candidates(self) -> Path:
+        """REM output of the verdict path: every scored bucket."""
+        return self.state_dir / "candidates.json"
+
+    @property
+    def knowledge_gaps(self) -> Path:
+        """Knowledge gaps aggregated by normalized query."""
+        return self.state_dir / "knowledge-gaps.json"
+
+    @property
+    def research_log(self) -> Path:
+        """One line per research attempt."""
+        return self.state_dir / "research.jsonl"
+
+    @property
+    def budget_ledger(self) -> Path:
+        """The LLM spend ledger."""
+        return self.state_dir / "dreaming-budget.json"
+
+    @property
+    def checkpoints(self) -> Path:
+        """LangGraph checkpoints, so that a crashed run resumes."""
+        return self.state_dir / "checkpoints.sqlite"
+
+    @property
+    def lock_file(self) -> Path:
+        """The consolidation lock: ``<pid>:<epoch ms>``."""
+        return self.state_dir / "dreaming.lock"
+
+    @property
+    def search_index(self) -> Path:
+        """The embedded memory-search index (SQLite FTS5)."""
+        return self.state_dir / "search-index.sqlite"
+
+    def relative(self, path: Path) -> str:
+        """Return ``path`` relative to the root in POSIX form (as stored in state files)."""
+        try:
+            return path.resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
