@@ -1,0 +1,88 @@
+"""Options and helpers shared by every command of the command line."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from dreaming.config import DreamingConfig, load_config
+from dreaming.errors import ConfigError
+from dreaming.memory import Workspace
+
+__all__ = [
+    "EXIT_BUDGET",
+    "EXIT_FAILED",
+    "EXIT_LOCK_BUSY",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "JsonOption",
+    "NowOption",
+    "WorkspaceOption",
+    "console",
+    "err_console",
+    "open_workspace",
+    "parse_now",
+    "print_json",
+]
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_LOCK_BUSY = 3
+EXIT_BUDGET = 4
+
+console = Console()
+err_console = Console(stderr=True)
+
+WorkspaceOption = Annotated[
+    Path, typer.Option("--workspace", "-w", help="The workspace folder (default: the current folder).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+NowOption = Annotated[
+    str | None, typer.Option("--now", help="Pretend the current time is this ISO timestamp (default: the clock).")
+]
+
+
+def parse_now(value: str | None) -> datetime:
+    """Return the run's 'now': the ``--now`` value (naive means UTC) or the clock.
+
+    Raises:
+        typer.BadParameter: the value is not an ISO date or timestamp (exit code 2).
+    """
+    if value is None:
+        return datetime.now(UTC)
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise typer.BadParameter(f"--now {value!r} is not an ISO date or timestamp") from exc
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def open_workspace(path: Path) -> tuple[Workspace, DreamingConfig]:
+    """Resolve the workspace and read its configuration, printing config warnings to stderr.
+
+    Raises:
+        typer.Exit: the folder does not exist (code 2) or dreaming.toml is not valid TOML (code 2).
+    """
+    ws = Workspace.at(path)
+    if not ws.root.is_dir():
+        err_console.print(f"[red]error:[/] workspace {ws.root} is not a folder")
+        raise typer.Exit(EXIT_USAGE)
+    try:
+        config = load_config(ws.config_file)
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_USAGE) from exc
+    for warning in config.warnings:
+        err_console.print(f"[yellow]warning:[/] dreaming.toml: {warning}")
+    return ws, config
+
+
+def print_json(payload: Any) -> None:
+    """Print ``payload`` as indented JSON on stdout (no colour, no wrapping)."""
+    typer.echo(json.dumps(payload, indent=2, ensure_ascii=False, default=str))
