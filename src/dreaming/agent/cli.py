@@ -21,3 +21,12 @@ def main() -> None:
     """Run the command line."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     app()
+
+
+def _register_all() -> None:
+    from dreaming.agent import _cli_run
+
+    _cli_run.register(app)
+
+
+_register_all()

@@ -1,0 +1,184 @@
+"""``dreaming run``, ``dreaming now``, ``dreaming status`` and ``dreaming insights``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.status import Status
+
+from dreaming.agent._cli_common import (
+    EXIT_LOCK_BUSY,
+    JsonOption,
+    NowOption,
+    WorkspaceOption,
+    console,
+    err_console,
+    open_workspace,
+    parse_now,
+    print_json,
+)
+from dreaming.agent._wiring import night_context
+from dreaming.agent.run import RunOutcome, dream
+from dreaming.config import DreamingConfig
+from dreaming.errors import LockBusyError
+from dreaming.graph._convert import jsonable
+from dreaming.memory import ConsolidationLock, Workspace
+from dreaming.memory._diary import DiaryEntry, render_diary_entry
+from dreaming.memory._diary_lines import diary_sections
+from dreaming.memory.verdicts import load_prior_insights
+
+__all__ = ["register"]
+
+
+def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> None:
+    ws, config = open_workspace(workspace)
+    now = parse_now(now_text)
+    quiet = as_json or not console.is_terminal
+    status = None if quiet else Status("dreaming...", console=err_console)
+    if status is not None:
+        status.start()
+
+    def progress(node: str, message: str) -> None:
+        if status is not None:
+            status.update(f"[bold]{node}[/]: {message}")
+
+    try:
+        outcome = asyncio.run(
+            dream(ws, config, now=now, trigger=trigger, make_context=night_context(env=os.environ, progress=progress))
+        )
+    except LockBusyError as exc:
+        if status is not None:
+            status.stop()
+        err_console.print(f"[red]busy:[/] {exc}")
+        raise typer.Exit(EXIT_LOCK_BUSY) from exc
+    finally:
+        if status is not None:
+            status.stop()
+    _report(outcome, ws, as_json)
+
+
+def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
+    state = outcome.state
+    if as_json:
+        print_json(
+            {
+                "run_id": outcome.run_id,
+                "resumed": outcome.resumed,
+                "notes": outcome.notes,
+                "done": state.get("done", []),
+                "halts": state.get("halts", []),
+                "bad_input_count": state.get("bad_input_count", 0),
+                "bad_input": state.get("bad_input", []),
+                "summaries": state.get("summaries", {}),
+                "files": {"memory": str(ws.memory_md), "diary": str(ws.dreams_md), "insights": str(ws.insights_dir)},
+            }
+        )
+        return
+    for note in outcome.notes:
+        err_console.print(f"[yellow]note:[/] {note}")
+    summaries = state.get("summaries") or {}
+    entry = DiaryEntry(
+        run_id=outcome.run_id,
+        now=datetime.fromisoformat(state["now"]),
+        narrative=state.get("narrative"),
+        sections=diary_sections(state, summaries.get("budget") or {}),
+    )
+    console.print(render_diary_entry(entry), markup=False, highlight=False)
+    console.print(f"MEMORY.md: {ws.memory_md}\nDREAMS.md: {ws.dreams_md}\ninsights:  {ws.insights_dir}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add run, now, status and insights to ``app``."""
+
+    @app.command()
+    def run(workspace: WorkspaceOption = Path("."), now: NowOption = None, json_out: JsonOption = False) -> None:
+        """Dream one full night (the nightly job)."""
+        _run(workspace, now, json_out, "run")
+
+    @app.command("now")
+    def now_cmd(workspace: WorkspaceOption = Path("."), now: NowOption = None, json_out: JsonOption = False) -> None:
+        """Dream now, on demand (chat-triggered "dream now")."""
+        _run(workspace, now, json_out, "now")
+
+    @app.command()
+    def status(workspace: WorkspaceOption = Path("."), json_out: JsonOption = False) -> None:
+        """Show the last run, store sizes, the lock holder, budget state and open gaps."""
+        ws, config = open_workspace(workspace)
+        info = workspace_status(ws, config)
+        if json_out:
+            print_json(info)
+            return
+        for key, value in info.items():
+            console.print(
+                f"[bold]{key}[/]: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}"
+            )
+
+    @app.command()
+    def insights(
+        workspace: WorkspaceOption = Path("."),
+        asset: Annotated[str | None, typer.Option(help="Only insights about this asset.")] = None,
+        regime: Annotated[str | None, typer.Option(help="Only insights about this regime.")] = None,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Print the insights an agent should see next (what load_prior_insights returns)."""
+        ws, _ = open_workspace(workspace)
+        prior = load_prior_insights(ws, asset=asset, regime=regime)
+        if json_out:
+            print_json(jsonable(prior))
+            return
+        console.print(prior.text or "No active insights.", markup=False, highlight=False)
+
+
+def _files(ws: Workspace) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    if ws.state_dir.is_dir():
+        for path in sorted(ws.state_dir.iterdir()):
+            if path.is_file():
+                sizes[path.name] = path.stat().st_size
+    return sizes
+
+
+def _last_run(ws: Workspace) -> dict[str, Any] | None:
+    try:
+        with ws.events.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 256 * 1024))
+            tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(tail):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "run.finished":
+            return event
+    return None
+
+
+StatusFn = Callable[[Workspace, DreamingConfig], dict[str, Any]]
+EXTRA_STATUS: list[StatusFn] = []
+"""Other areas (budget, gaps) add their lines to ``dreaming status`` here."""
+
+
+def workspace_status(ws: Workspace, config: DreamingConfig) -> dict[str, Any]:
+    """Return what ``dreaming status`` shows, as JSON-able data."""
+    holder = ConsolidationLock(ws.lock_file).holder() if ws.lock_file.exists() else ""
+    info: dict[str, Any] = {
+        "workspace": str(ws.root),
+        "last_run": _last_run(ws),
+        "lock": holder or "free",
+        "state_files": _files(ws),
+        "insights": len(list(ws.insights_dir.glob("*.md"))) if ws.insights_dir.is_dir() else 0,
+    }
+    for extra in EXTRA_STATUS:
+        info.update(extra(ws, config))
+    return info

@@ -1,0 +1,129 @@
+"""Run one night: take the lock, resume a crashed run if there is one, invoke the graph, clean up.
+
+Used by the schedule (``dreaming run``), the chat-triggered "dream now" (``dreaming now``) and the eval harness.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.pregel import Pregel
+
+from dreaming.config import DreamingConfig
+from dreaming.graph import DreamContext, build_dream_graph
+from dreaming.memory import ConsolidationLock, Workspace, atomic_write_json, read_state, record_event
+
+__all__ = ["RunOutcome", "dream"]
+
+CURRENT_RUN_VERSION = 1
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOutcome:
+    """What one invocation did."""
+
+    run_id: str
+    """The run that finished (the new one, when a crashed one was resumed first)."""
+    state: dict[str, Any]
+    """The graph's final state."""
+    resumed: str | None = None
+    """The id of a crashed run that was finished first, if any."""
+    took_over_lock: str | None = None
+    """The stale lock that was taken over, if any."""
+    notes: list[str] = field(default_factory=list)
+    """Anything the operator should know (state moved aside, ...)."""
+
+
+def _current_run_path(ws: Workspace) -> Any:
+    return ws.state_dir / "current-run.json"
+
+
+async def _invoke(saver: AsyncSqliteSaver, context: DreamContext, *, resume: bool) -> dict[str, Any]:
+    graph: Pregel[Any, Any, Any, Any] = build_dream_graph().compile(checkpointer=saver)
+    config: Any = {
+        "configurable": {"thread_id": context.run_id},
+        "recursion_limit": context.config.budget.recursion_limit,
+    }
+    if resume:
+        snapshot = await graph.aget_state(config)
+        if snapshot.values and not snapshot.next:
+            result: dict[str, Any] = dict(snapshot.values)
+        else:
+            start = None if snapshot.values else {"run_id": context.run_id, "now": context.now.isoformat()}
+            result = await graph.ainvoke(start, config, context=context, durability="sync")
+    else:
+        start_state = {"run_id": context.run_id, "now": context.now.isoformat()}
+        result = await graph.ainvoke(start_state, config, context=context, durability="sync")
+    await saver.adelete_thread(context.run_id)
+    return result
+
+
+async def dream(
+    ws: Workspace,
+    config: DreamingConfig,
+    *,
+    now: datetime,
+    trigger: str = "run",
+    make_context: Callable[[DreamContext], DreamContext] = lambda c: c,
+) -> RunOutcome:
+    """Dream one night on ``ws`` under the consolidation lock.
+
+    Args:
+        ws: the workspace.
+        config: its configuration.
+        now: the night's 'now'.
+        trigger: ``run``, ``now`` or ``eval`` (shown in the diary).
+        make_context: adds models, tools and progress reporting to the base context (the entry point's job).
+
+    Raises:
+        LockBusyError: another run holds the lock past ``config.lock_timeout_seconds``.
+    """
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds) as lock:
+        if lock.took_over:
+            record_event(ws.events, "lock.stale_taken_over", now, holder=lock.took_over)
+            notes.append(f"took over a stale lock (holder {lock.took_over})")
+        pending = read_state(_current_run_path(ws), versions=[CURRENT_RUN_VERSION], now=now)
+        if pending.moved_aside:
+            notes.append(f"unreadable current-run.json moved aside to {pending.moved_aside.name}")
+        resumed: str | None = None
+        async with AsyncSqliteSaver.from_conn_string(str(ws.checkpoints)) as saver:
+            if pending.data is not None:
+                resumed = str(pending.data["run_id"])
+                then = datetime.fromisoformat(str(pending.data["now"]))
+                base = DreamContext(
+                    workspace=ws,
+                    config=config,
+                    now=then,
+                    run_id=resumed,
+                    trigger=str(pending.data.get("trigger", trigger)),
+                )
+                record_event(ws.events, "run.resumed", now, run_id=resumed)
+                notes.append(f"resumed the interrupted run {resumed}")
+                state = await _invoke(saver, make_context(base), resume=True)
+                _current_run_path(ws).unlink(missing_ok=True)
+                if then == now:
+                    return RunOutcome(
+                        run_id=resumed, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes
+                    )
+            run_id = f"{now.strftime('%Y%m%dT%H%M%SZ')}-{trigger}-{secrets.token_hex(3)}"
+            atomic_write_json(
+                _current_run_path(ws),
+                {"version": CURRENT_RUN_VERSION, "run_id": run_id, "now": now.isoformat(), "trigger": trigger},
+            )
+            record_event(ws.events, "run.started", now, run_id=run_id, trigger=trigger)
+            base = DreamContext(workspace=ws, config=config, now=now, run_id=run_id, trigger=trigger)
+            state = await _invoke(saver, make_context(base), resume=False)
+            _current_run_path(ws).unlink(missing_ok=True)
+    return RunOutcome(run_id=run_id, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes)
+
+
+def with_progress(progress: Callable[[str, str], None]) -> Callable[[DreamContext], DreamContext]:
+    """Return a context maker that only adds progress reporting."""
+    return lambda c: replace(c, progress=progress)

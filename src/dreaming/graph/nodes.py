@@ -1,0 +1,134 @@
+"""The nodes of the nightly graph: each a thin call into ``memory/`` with its dependencies from the context."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from dreaming.graph._convert import jsonable
+from dreaming.graph.context import DreamContext
+from dreaming.graph.state import DreamState
+from dreaming.memory import InputReport, record_event
+from dreaming.memory import verdicts as vp
+from dreaming.memory._diary import DiaryEntry, append_diary_entry
+from dreaming.memory._diary_lines import diary_sections
+
+__all__ = [
+    "budget_narrative",
+    "budget_verify",
+    "deep",
+    "diary",
+    "light",
+    "narrative",
+    "rem",
+    "verify",
+]
+
+
+def _bad(report: InputReport) -> dict[str, Any]:
+    return {"bad_input": [b.describe() for b in report.bad], "bad_input_count": report.count}
+
+
+def light(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Light sleep: review the verdicts against prices, then ingest the matured signals."""
+    ctx = runtime.context
+    report = InputReport()
+    ctx.progress("light", "reviewing verdicts against prices")
+    review = vp.review_verdicts(ctx.workspace, now=ctx.now, report=report)
+    ctx.progress("light", "ingesting matured signals")
+    light_summary = vp.light_sleep_verdicts(ctx.workspace, now=ctx.now, report=report)
+    return {
+        "done": ["light"],
+        "summaries": {"verdicts.review": jsonable(review), "verdicts.light": jsonable(light_summary)},
+        **_bad(report),
+    }
+
+
+def rem(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """REM sleep: aggregate the signals into scored candidates."""
+    ctx = runtime.context
+    report = InputReport()
+    ctx.progress("rem", "scoring verdict x regime buckets")
+    summary = vp.rem_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, report=report)
+    return {"done": ["rem"], "summaries": {"verdicts.rem": jsonable(summary)}, **_bad(report)}
+
+
+def _gate(ctx: DreamContext, node: str, wanted: bool, target: str, skip_to: str) -> Command[str]:
+    """Route to ``target`` when the model may be called for ``node``, else record why and go to ``skip_to``."""
+    if not wanted:
+        return Command(goto=skip_to)
+    reason = ctx.models.refusal(node)
+    if reason is None:
+        return Command(goto=target)
+    record_event(ctx.workspace.events, "llm.refused", ctx.now, node=node, reason=reason, run_id=ctx.run_id)
+    return Command(goto=skip_to, update={"halts": [{"node": node, "reason": reason}]})
+
+
+def budget_verify(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:
+    """Budget gate before the LLM verifier."""
+    ctx = runtime.context
+    wanted = ctx.config.verdicts.llm_verify and ctx.verify is not None
+    return _gate(ctx, "verify", wanted, "verify", "deep")
+
+
+async def verify(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Let a model veto gate-passing verdict insights (it can never promote one or change a number)."""
+    ctx = runtime.context
+    assert ctx.verify is not None  # routed here only when configured
+    passing = vp.gate_passing(ctx.workspace, ctx.config.verdicts, now=ctx.now)
+    ctx.progress("verify", f"asking the model about {len(passing)} insights")
+    vetoes = await ctx.verify([jsonable(c) for c in passing])
+    return {"done": ["verify"], "vetoes": dict(vetoes)}
+
+
+def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Deep sleep: gate, write and retire insight files, then the MEMORY.md index."""
+    ctx = runtime.context
+    ctx.progress("deep", "promoting and retiring insights")
+    summary = vp.deep_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, vetoes=state.get("vetoes") or {})
+    vp.write_memory_index(ctx.workspace)
+    return {"done": ["deep"], "summaries": {"verdicts.deep": jsonable(summary)}}
+
+
+def budget_narrative(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:
+    """Budget gate before the diary narrator."""
+    ctx = runtime.context
+    wanted = ctx.config.diary.narrative and ctx.narrate is not None
+    return _gate(ctx, "narrative", wanted, "narrative", "diary")
+
+
+async def narrative(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Ask the model for one short paragraph about the night's facts."""
+    ctx = runtime.context
+    assert ctx.narrate is not None  # routed here only when configured
+    facts = "\n".join(
+        f"{s.title}: " + "; ".join(s.lines) for s in diary_sections(state, ctx.models.report()) if s.lines
+    )
+    text = await ctx.narrate(facts)
+    return {"done": ["narrative"], "narrative": text}
+
+
+def diary(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Write the night's DREAMS.md entry and the run-finished event."""
+    ctx = runtime.context
+    entry = DiaryEntry(
+        run_id=ctx.run_id,
+        now=ctx.now,
+        trigger=ctx.trigger,
+        narrative=state.get("narrative"),
+        sections=diary_sections(state, ctx.models.report()),
+    )
+    append_diary_entry(ctx.workspace, entry)
+    budget = jsonable(ctx.models.report())
+    record_event(
+        ctx.workspace.events,
+        "run.finished",
+        ctx.now,
+        run_id=ctx.run_id,
+        done=list(state.get("done", [])),
+        halts=list(state.get("halts", [])),
+        bad_input=state.get("bad_input_count", 0),
+    )
+    return {"done": ["diary"], "summaries": {"budget": budget}}

@@ -1,0 +1,42 @@
+"""The state of one night's graph: JSON-able values only, merged by reducers."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated, Any
+
+from typing_extensions import TypedDict
+
+__all__ = ["DreamState", "merge_dicts"]
+
+
+def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Merge two mappings, the right one winning (used for per-node summaries)."""
+    return {**(left or {}), **(right or {})}
+
+
+class DreamState(TypedDict, total=False):
+    """What flows between the nodes of a night.
+
+    Everything here is checkpointed after each node, so it holds summaries and decisions, never bulk data: the
+    phases hand bulk data to each other through their files in ``memory/.dreams``.
+    """
+
+    run_id: str
+    """Identifier of the run (also the checkpoint thread)."""
+    now: str
+    """The night's 'now', ISO 8601."""
+    done: Annotated[list[str], operator.add]
+    """Nodes that finished, in order."""
+    summaries: Annotated[dict[str, Any], merge_dicts]
+    """Per-phase summaries for the diary and the command line."""
+    bad_input: Annotated[list[str], operator.add]
+    """Skipped input lines, ``file:line: reason``."""
+    bad_input_count: Annotated[int, operator.add]
+    """How many input lines were skipped in all."""
+    vetoes: Annotated[dict[str, str], merge_dicts]
+    """Verdict-insight id -> the reason a model vetoed it."""
+    halts: Annotated[list[dict[str, str]], operator.add]
+    """Work stopped cleanly: ``{"node", "reason"}``."""
+    narrative: str | None
+    """The model-written diary paragraph, when there is one."""
