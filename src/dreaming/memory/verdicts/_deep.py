@@ -1,0 +1,191 @@
+"""Deep sleep of the verdict path: gate, aging, insight files, retirement to the archive, the MEMORY.md index.
+
+Writes are ordered so that a run killed at any point and run again ends with the same files as an uninterrupted
+run: first every promoted insight file, then every retirement (archive copy written before the active file goes),
+then the index. Each write is atomic and skipped when the bytes are already there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from dreaming.config import VerdictsConfig
+from dreaming.memory._io import read_state
+from dreaming.memory._workspace import Workspace
+from dreaming.memory.verdicts._candidates import VerdictCandidate, passes_gate
+from dreaming.memory.verdicts._index import active_insights, write_memory_index
+from dreaming.memory.verdicts._insight_body import insight_body
+from dreaming.memory.verdicts._insight_files import Scalar, read_insight, write_insight
+
+__all__ = ["VERDICT_KINDS", "DeepSummary", "deep_sleep_verdicts", "gate_passing", "load_candidates"]
+
+VERDICT_KINDS = ("caution", "reliable")
+"""The ``kind`` of a verdict insight; deep sleep of the verdict path manages only these files."""
+_HISTORY = ("last_retired", "last_retired_reason")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DeepSummary:
+    """What deep sleep did."""
+
+    promoted: tuple[str, ...] = ()
+    """Ids newly written to memory/insights/ (including those restored from the archive)."""
+    restored: tuple[str, ...] = ()
+    """Of the promoted, those that came back from the archive (a recurring pattern)."""
+    updated: tuple[str, ...] = ()
+    """Ids already active and confirmed again (statistics refreshed in place)."""
+    retired: tuple[tuple[str, str], ...] = ()
+    """``(id, reason)`` of each insight moved to the archive."""
+    vetoed: tuple[str, ...] = ()
+    """Passing, fresh candidates that a model vetoed."""
+    stale: tuple[str, ...] = ()
+    """Candidates that pass the gate but were last seen more than ``insight_max_age_days`` ago."""
+    index_changed: bool = False
+    """Whether MEMORY.md changed."""
+    problem: str | None = None
+    """Why candidates.json could not be used (it is then left alone or moved aside; no insight is touched)."""
+
+
+def load_candidates(ws: Workspace, *, now: datetime) -> tuple[list[VerdictCandidate], str | None]:
+    """Read ``candidates.json``; return its usable candidates and, when it cannot be used, why."""
+    loaded = read_state(ws.candidates, versions=(1,), now=now)
+    if loaded.data is None:
+        if loaded.problem:
+            return [], f"{ws.relative(ws.candidates)} {loaded.problem}; moved aside to {loaded.moved_aside}"
+        return [], f"{ws.relative(ws.candidates)} is missing"
+    raw = loaded.data.get("candidates")
+    entries = raw if isinstance(raw, list) else []
+    return [c for c in (VerdictCandidate.from_json(e) for e in entries) if c is not None], None
+
+
+def _is_stale(c: VerdictCandidate, today: date, config: VerdictsConfig) -> bool:
+    try:
+        seen = date.fromisoformat(c.last_seen)
+    except ValueError:
+        return True
+    return (today - seen).days > config.insight_max_age_days
+
+
+def gate_passing(ws: Workspace, config: VerdictsConfig, *, now: datetime) -> list[VerdictCandidate]:
+    """Return the candidates that pass the gate and are not stale: what a model verifier may be asked to veto."""
+    candidates, _ = load_candidates(ws, now=now)
+    today = now.date()
+    return [c for c in candidates if passes_gate(c.score, c.n, config) and not _is_stale(c, today, config)]
+
+
+def _front(c: VerdictCandidate, *, first_promoted: str, today: str, history: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    stats: dict[str, Any] = c.to_json()
+    front: dict[str, Scalar] = {k: stats[k] for k in ("id", "kind", "asset", "verdict", "regime", "window")}
+    front.update(score=c.score, n=c.n, hits=c.hits, hit_rate=c.hit_rate, avg_change_pct=c.avg_change_pct)
+    for name in ("missed_up_rate", "avoided_down_rate", "wrong_way_rate"):
+        if name in stats:
+            front[name] = stats[name]
+    front.update(last_seen=c.last_seen, first_promoted=first_promoted, last_confirmed=today, status="active")
+    front.update({k: history[k] for k in _HISTORY if k in history})
+    return front
+
+
+def _retire_reason(
+    insight_id: str,
+    front: Mapping[str, Scalar],
+    by_id: Mapping[str, VerdictCandidate],
+    vetoes: Mapping[str, str],
+    today: date,
+    config: VerdictsConfig,
+) -> str:
+    if insight_id in vetoes:
+        return f"vetoed: {vetoes[insight_id]}"
+    c = by_id.get(insight_id)
+    if c is not None:
+        if _is_stale(c, today, config):
+            return f"stale: last seen {c.last_seen}, more than {config.insight_max_age_days} days before {today}"
+        failed = []
+        if c.score < config.gate_min_score:
+            failed.append(f"score {c.score} < {config.gate_min_score}")
+        if c.n < config.gate_min_count:
+            failed.append(f"n {c.n} < {config.gate_min_count}")
+        return "failed gate: " + ", ".join(failed)
+    bucket = tuple(front.get(k) for k in ("asset", "verdict", "regime", "window"))
+    for other in by_id.values():
+        if (other.asset, other.verdict, other.regime, other.window) == bucket:
+            return f"pattern changed: the bucket now scores as {other.id} (score {other.score}, n={other.n})"
+    return "no longer observed: the bucket has no classified sample"
+
+
+def deep_sleep_verdicts(
+    ws: Workspace, config: VerdictsConfig, *, now: datetime, vetoes: Mapping[str, str] | None = None
+) -> DeepSummary:
+    """Promote passing, fresh, unvetoed candidates to insight files; retire the rest to the archive; update the index.
+
+    ``vetoes`` maps a candidate id to a model's reason for rejecting it. A veto can only keep an insight out (or
+    retire an existing one); it never promotes one or changes a number.
+    """
+    candidates, problem = load_candidates(ws, now=now)
+    if problem is not None and not ws.candidates.exists() and "missing" in problem:
+        return DeepSummary(index_changed=write_memory_index(ws), problem=problem)
+    if problem is not None:
+        return DeepSummary(problem=problem)
+    vetoes = dict(vetoes or {})
+    today = now.date()
+    by_id = {c.id: c for c in candidates}
+    passing = [c for c in candidates if passes_gate(c.score, c.n, config)]
+    stale = sorted(c.id for c in passing if _is_stale(c, today, config))
+    fresh = [c for c in passing if c.id not in stale]
+    vetoed = sorted(c.id for c in fresh if c.id in vetoes)
+    promote = sorted((c for c in fresh if c.id not in vetoes), key=lambda c: c.id)
+
+    promoted: list[str] = []
+    restored: list[str] = []
+    updated: list[str] = []
+    for c in promote:  # 1. insight files
+        path = ws.insights_dir / f"{c.id}.md"
+        archived_path = ws.archive_dir / path.name
+        current = read_insight(path)
+        archived = read_insight(archived_path)
+        if current is not None and current.status == "active":
+            first = str(current.front.get("first_promoted") or today.isoformat())
+            history: Mapping[str, Scalar] = current.front
+            updated.append(c.id)
+        elif archived is not None:
+            first = str(archived.front.get("first_promoted") or today.isoformat())
+            history = {
+                "last_retired": archived.front.get("retired"),
+                "last_retired_reason": archived.front.get("retired_reason"),
+            }
+            promoted.append(c.id)
+            restored.append(c.id)
+        else:
+            first, history = today.isoformat(), {}
+            promoted.append(c.id)
+        front = _front(c, first_promoted=first, today=today.isoformat(), history=history)
+        write_insight(path, front, insight_body(c))
+        # The archived copy goes only once its history is carried by the active file.
+        if archived is not None and front.get("last_retired") == archived.front.get("retired"):
+            with contextlib.suppress(FileNotFoundError):
+                archived_path.unlink()
+
+    keep = {c.id for c in promote}
+    retired: list[tuple[str, str]] = []
+    for insight in active_insights(ws):  # 2. retirements
+        if insight.kind not in VERDICT_KINDS or insight.id in keep:
+            continue
+        reason = _retire_reason(insight.id, insight.front, by_id, vetoes, today, config)
+        front = dict(insight.front)
+        front.update(status="retired", retired=today.isoformat(), retired_reason=reason)
+        write_insight(ws.archive_dir / insight.path.name, front, insight.body)
+        insight.path.unlink()
+        retired.append((insight.id, reason))
+
+    return DeepSummary(  # 3. the index
+        promoted=tuple(promoted),
+        restored=tuple(restored),
+        updated=tuple(updated),
+        retired=tuple(retired),
+        vetoed=tuple(vetoed),
+        stale=tuple(stale),
+        index_changed=write_memory_index(ws),
+    )

@@ -1,0 +1,200 @@
+"""Price files ``prices/<ASSET>.csv``: parsing, and per-row ATR and regime computed without look-ahead."""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from dreaming.memory._io import InputReport
+
+__all__ = [
+    "ATR_DAYS",
+    "MIN_REGIME_ROWS",
+    "REGIMES",
+    "SLOPE_LOOKBACK",
+    "SMA_DAYS",
+    "PriceBook",
+    "PriceSeries",
+    "load_prices",
+    "parse_date",
+]
+
+SMA_DAYS = 50
+"""The simple moving average of the regime rule spans this many closes."""
+SLOPE_LOOKBACK = 10
+"""The SMA slope compares ``SMA(t0)`` with the SMA this many trading rows earlier."""
+MIN_REGIME_ROWS = 60
+"""With fewer rows up to the decision day, the regime is ``unknown``."""
+ATR_DAYS = 14
+"""The average true range spans this many trading rows (and needs one more for the previous close)."""
+REGIMES = ("uptrend", "downtrend", "range_bound", "unknown")
+
+_ISO = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})")
+_US = re.compile(r"(\d{1,2})/(\d{1,2})/(\d{4})")
+
+
+def parse_date(text: str) -> date | None:
+    """Parse an ISO (``2008-10-06``) or US (``10/6/2008``) date; return None when it is neither."""
+    text = text.strip()
+    try:
+        if m := _ISO.fullmatch(text):
+            return date(int(m[1]), int(m[2]), int(m[3]))
+        if m := _US.fullmatch(text):
+            return date(int(m[3]), int(m[1]), int(m[2]))
+    except ValueError:
+        return None
+    return None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class PriceSeries:
+    """One asset's trading rows, sorted by date, with the per-row measures the verdict path needs."""
+
+    asset: str
+    """The asset name (the file's stem)."""
+    ordinals: list[int]
+    """Trading dates as ``date.toordinal()``, strictly increasing."""
+    closes: list[float]
+    """The close of each row."""
+    atr_pct: list[float | None]
+    """ATR of the ``ATR_DAYS`` rows ending at each row, as a percent of that row's close (4 decimals), or None."""
+    regimes: list[str]
+    """The regime of each row, from closes up to that row only."""
+    has_high_low: bool
+    """Whether the file had both ``high`` and ``low`` columns."""
+
+    def index_on_or_before(self, ordinal: int) -> int:
+        """Return the last row dated on or before ``ordinal``, or -1 when there is none."""
+        return bisect_right(self.ordinals, ordinal) - 1
+
+    def index_on_or_after(self, ordinal: int) -> int:
+        """Return the first row dated on or after ``ordinal``, or -1 when the prices end before it."""
+        i = bisect_left(self.ordinals, ordinal)
+        return i if i < len(self.ordinals) else -1
+
+
+def _number(text: str | None) -> float | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        value = float(text.replace(",", ""))
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def load_prices(path: Path, report: InputReport, *, label: str | None = None) -> PriceSeries | None:
+    """Read one price file; bad rows are skipped and reported, a file without date or close is refused (None)."""
+    name = label or path.name
+    try:
+        handle = path.open(newline="", encoding="utf-8-sig")
+    except OSError as exc:
+        report.skip(name, 0, f"price file unreadable: {exc}")
+        return None
+    rows: dict[int, tuple[float, float | None, float | None]] = {}
+    with handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        columns = {cell.strip().lower(): i for i, cell in reversed(list(enumerate(header or [])))}
+        if "date" not in columns or "close" not in columns:
+            missing = [c for c in ("date", "close") if c not in columns]
+            report.skip(name, 1, f"price file refused: no {' or '.join(repr(c) for c in missing)} column")
+            return None
+        d_col, c_col = columns["date"], columns["close"]
+        has_hl = "high" in columns and "low" in columns
+        h_col, l_col = columns.get("high", -1), columns.get("low", -1)
+        for row in reader:
+            if not row or not any(cell.strip() for cell in row):
+                continue
+            line = reader.line_num
+            day = parse_date(row[d_col]) if d_col < len(row) else None
+            if day is None:
+                report.skip(name, line, "unreadable date")
+                continue
+            close = _number(row[c_col]) if c_col < len(row) else None
+            if close is None or close <= 0:
+                report.skip(name, line, "close is missing, not a number or not positive")
+                continue
+            high = _number(row[h_col]) if has_hl and h_col < len(row) else None
+            low = _number(row[l_col]) if has_hl and l_col < len(row) else None
+            rows[day.toordinal()] = (close, high, low)  # a duplicated date keeps the last row
+    ordinals = sorted(rows)
+    closes = [rows[o][0] for o in ordinals]
+    return PriceSeries(
+        asset=path.stem,
+        ordinals=ordinals,
+        closes=closes,
+        atr_pct=_atr_pct(closes, [rows[o][1] for o in ordinals], [rows[o][2] for o in ordinals]),
+        regimes=_regimes(closes),
+        has_high_low=has_hl,
+    )
+
+
+def _atr_pct(closes: list[float], highs: list[float | None], lows: list[float | None]) -> list[float | None]:
+    true_range = [0.0]
+    for i in range(1, len(closes)):
+        prev, close = closes[i - 1], closes[i]
+        high, low = highs[i], lows[i]
+        if high is None or low is None:
+            true_range.append(abs(close - prev))
+        else:
+            true_range.append(max(high - low, abs(high - prev), abs(low - prev)))
+    out: list[float | None] = [None] * min(ATR_DAYS, len(closes))
+    for i in range(ATR_DAYS, len(closes)):
+        mean = math.fsum(true_range[i - ATR_DAYS + 1 : i + 1]) / ATR_DAYS
+        out.append(round(mean / closes[i] * 100, 4))
+    return out
+
+
+def _regimes(closes: list[float]) -> list[str]:
+    sma: list[float] = [0.0] * len(closes)
+    for i in range(SMA_DAYS - 1, len(closes)):
+        sma[i] = math.fsum(closes[i - SMA_DAYS + 1 : i + 1]) / SMA_DAYS
+    out = ["unknown"] * min(MIN_REGIME_ROWS - 1, len(closes))
+    for t0 in range(MIN_REGIME_ROWS - 1, len(closes)):
+        now_sma, before = sma[t0], sma[t0 - SLOPE_LOOKBACK]
+        if closes[t0] > now_sma and now_sma > before:
+            out.append("uptrend")
+        elif closes[t0] < now_sma and now_sma < before:
+            out.append("downtrend")
+        else:
+            out.append("range_bound")
+    return out
+
+
+class PriceBook:
+    """The price files of a workspace, each loaded at most once, looked up by asset name."""
+
+    def __init__(self, prices_dir: Path, report: InputReport, *, label_prefix: str = "prices/") -> None:
+        """Index ``prices_dir`` (a missing folder means no prices at all)."""
+        self._report = report
+        self._prefix = label_prefix
+        self._loaded: dict[str, PriceSeries | None] = {}
+        self._files: dict[str, Path] = {}
+        folded: dict[str, Path] = {}
+        if prices_dir.is_dir():
+            for path in sorted(prices_dir.iterdir()):
+                if path.suffix.lower() == ".csv" and path.is_file():
+                    self._files[path.stem] = path
+                    folded.setdefault(path.stem.casefold(), path)
+        self._folded = folded
+
+    def has_file(self, asset: str) -> bool:
+        """Return whether a price file exists for ``asset`` (exact name first, then case-insensitively)."""
+        return asset in self._files or asset.casefold() in self._folded
+
+    def get(self, asset: str) -> PriceSeries | None:
+        """Return the asset's prices, or None when there is no usable file."""
+        try:
+            return self._loaded[asset]
+        except KeyError:
+            pass
+        path = self._files.get(asset) or self._folded.get(asset.casefold())
+        series = None if path is None else load_prices(path, self._report, label=self._prefix + path.name)
+        self._loaded[asset] = series
+        return series

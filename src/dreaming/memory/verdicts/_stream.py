@@ -1,0 +1,130 @@
+"""Streaming JSONL for large verdict files: a reader that refuses NaN, and an atomic line writer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeGuard
+
+from dreaming.memory._io import InputReport
+
+__all__ = ["AtomicLineWriter", "format_number", "is_number", "read_objects"]
+
+_CHUNK_LINES = 8192
+_COMPARE_BYTES = 1 << 20
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
+def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line_number, object)`` for each JSON-object line of ``path``; skip and report the rest.
+
+    Unlike :func:`dreaming.memory.iter_jsonl`, ``NaN`` and ``Infinity`` literals are refused, so every number that
+    reaches the verdict path is finite. A missing file yields nothing; blank lines are ignored.
+    """
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return
+    loads = json.loads
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                obj = loads(raw, parse_constant=_refuse_constant)
+            except ValueError as exc:
+                if not raw.strip():
+                    continue
+                why = str(exc) if "is not a number" in str(exc) else "not valid JSON"
+                report.skip(label, number, why)
+                continue
+            if type(obj) is not dict:
+                report.skip(label, number, "not a JSON object")
+                continue
+            yield number, obj
+
+
+def is_number(value: object) -> TypeGuard[float]:
+    """Return whether ``value`` is a finite int or float (booleans are not numbers here)."""
+    return (type(value) is float and math.isfinite(value)) or type(value) is int
+
+
+def format_number(value: float | None) -> str:
+    """Render a stored number the one way every verdict file stores it: rounded to 4 decimals, or ``null``."""
+    if value is None:
+        return "null"
+    return repr(round(float(value), 4))
+
+
+class AtomicLineWriter:
+    """Write a large text file line by line into a temp file, then swap it in atomically.
+
+    The target is replaced only when the bytes differ, so an unchanged rerun touches nothing. On an exception the
+    temp file is removed and the target is left as it was. ``changed`` tells, after the block, whether it was replaced.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.changed = False
+        self.lines = 0
+        self._buffer: list[str] = []
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        self._tmp = Path(name)
+        self._handle = os.fdopen(fd, "wb")
+
+    def write(self, line: str) -> None:
+        """Add one line (which must end with a newline)."""
+        self._buffer.append(line)
+        self.lines += 1
+        if len(self._buffer) >= _CHUNK_LINES:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._buffer:
+            self._handle.write("".join(self._buffer).encode("utf-8"))
+            self._buffer.clear()
+
+    def __enter__(self) -> AtomicLineWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        try:
+            if kind is not None:
+                return
+            self._flush()
+            self._handle.flush()
+            if _same_bytes(self._tmp, self.path):
+                return
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(self._tmp, self.path.stat().st_mode & 0o777)
+            os.replace(self._tmp, self.path)
+            self.changed = True
+        finally:
+            self._handle.close()
+            with contextlib.suppress(FileNotFoundError):
+                self._tmp.unlink()
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    try:
+        if a.stat().st_size != b.stat().st_size:
+            return False
+        with a.open("rb") as fa, b.open("rb") as fb:
+            while True:
+                chunk = fa.read(_COMPARE_BYTES)
+                if chunk != fb.read(_COMPARE_BYTES):
+                    return False
+                if not chunk:
+                    return True
+    except FileNotFoundError:
+        return False
