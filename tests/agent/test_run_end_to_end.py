@@ -1,0 +1,193 @@
+"""The nightly run end to end: idempotence, crash safety, concurrency, bad input (issue 2 acceptance)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from dreaming.agent.cli import app
+from tests.agent._workspaces import NIGHT, build_verdict_workspace, snapshot
+
+runner = CliRunner()
+
+
+def _run(ws: Path, *extra: str) -> tuple[int, str]:
+    result = runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT, *extra])
+    return result.exit_code, result.output
+
+
+def _python(code: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+def test_run_promotes_and_second_run_changes_no_byte(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    code, output = _run(ws, "--json")
+    assert code == 0, output
+    summary = json.loads(output)
+    assert summary["done"][:3] == ["light", "rem", "deep"] or "deep" in summary["done"]
+    insights = sorted(p.name for p in (ws / "memory" / "insights").glob("*.md"))
+    assert "reliable-buy-test-uptrend-7d.md" in insights
+    memory = (ws / "MEMORY.md").read_text()
+    assert memory.startswith("# My memory\n\nKeep this line.\n")
+    assert "reliable-buy-test-uptrend-7d" in memory
+    first = snapshot(ws)
+    code, output = _run(ws)
+    assert code == 0, output
+    assert snapshot(ws) == first
+    assert (ws / "DREAMS.md").read_text().count("<!-- dreaming:run:") == 2
+
+
+def test_user_text_around_the_managed_block_survives(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws", user_memory="# Mine\n\nbefore\n")
+    assert _run(ws)[0] == 0
+    text = (ws / "MEMORY.md").read_text()
+    start = text.index("<!-- dreaming:insights:start -->")
+    end = text.index("<!-- dreaming:insights:end -->") + len("<!-- dreaming:insights:end -->")
+    edited = "# Mine\n\nbefore\n" + text[len("# Mine\n\nbefore\n") : start] + text[start:end] + "\n\nafter ✍️\n"
+    (ws / "MEMORY.md").write_text(edited)
+    assert _run(ws)[0] == 0
+    assert (ws / "MEMORY.md").read_text() == edited
+
+
+CRASH = """
+import os, sys
+point = sys.argv[1]
+if point.startswith("before:"):
+    import dreaming.graph.nodes as nodes
+    name = point.split(":", 1)[1]
+    def die(*a, **k):
+        os._exit(137)
+    setattr(nodes, name, die)
+elif point.startswith("insight-write:"):
+    limit = int(point.split(":", 1)[1])
+    real_replace = os.replace
+    seen = [0]
+    def replace(src, dst, *a, **k):
+        if "/memory/insights/" in str(dst):
+            seen[0] += 1
+            if seen[0] > limit:
+                os._exit(137)
+        return real_replace(src, dst, *a, **k)
+    os.replace = replace
+from dreaming.agent.cli import app
+app(["run", "--workspace", sys.argv[2], "--now", sys.argv[3]], standalone_mode=True)
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "point", ["before:rem", "before:budget_verify", "before:deep", "before:diary", "insight-write:1", "insight-write:3"]
+)
+def test_killed_run_leaves_valid_files_and_next_run_matches_uninterrupted(tmp_path: Path, point: str) -> None:
+    reference = build_verdict_workspace(tmp_path / "reference")
+    assert _run(reference)[0] == 0
+    ws = build_verdict_workspace(tmp_path / "ws")
+    killed = _python(CRASH, point, str(ws), NIGHT)
+    assert killed.returncode == 137, killed.stderr
+    for path in (ws / "memory" / ".dreams").glob("*.json"):
+        json.loads(path.read_text())  # every state file is still valid JSON
+    for path in (ws / "memory" / ".dreams").glob("*.jsonl"):
+        for line in path.read_text().splitlines():
+            json.loads(line)
+    code, output = _run(ws)
+    assert code == 0, output
+    assert snapshot(ws) == snapshot(reference)
+    assert "resumed" in (ws / "memory" / ".dreams" / "events.jsonl").read_text()
+
+
+SLOW_RUN = """
+import sys, time
+import dreaming.graph.nodes as nodes
+real = nodes.rem
+def slow(state, runtime):
+    time.sleep(4)
+    return real(state, runtime)
+nodes.rem = slow
+from dreaming.agent.cli import app
+app(["run", "--workspace", sys.argv[1], "--now", sys.argv[2]], standalone_mode=True)
+"""
+
+
+@pytest.mark.slow
+def test_two_runs_at_once_one_completes_the_other_exits_3_naming_the_holder(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    (ws / "dreaming.toml").write_text("lock_timeout_seconds = 1\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    first = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(SLOW_RUN), str(ws), NIGHT],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lock = ws / "memory" / ".dreams" / "dreaming.lock"
+    deadline = time.monotonic() + 20
+    while not (lock.exists() and lock.read_text().startswith(f"{first.pid}:")):
+        assert time.monotonic() < deadline, "first run never took the lock"
+        time.sleep(0.02)
+    second = subprocess.run(
+        [sys.executable, "-m", "dreaming", "run", "--workspace", str(ws), "--now", NIGHT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.returncode == 3
+    assert f"holder {first.pid}:" in second.stderr
+    _out, err = first.communicate(timeout=60)
+    assert first.returncode == 0, err
+    assert (ws / "memory" / "insights" / "reliable-buy-test-uptrend-7d.md").exists()
+    assert not lock.exists()
+
+
+def test_bad_input_is_skipped_with_file_and_line_and_run_exits_0(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    verdicts = ws / "memory" / ".dreams" / "verdicts.jsonl"
+    good = verdicts.read_text()
+    verdicts.write_text(
+        good
+        + "not json\n"
+        + '{"decision_date": "2026-04-01", "asset": "TEST", "verdict": "PANIC"}\n'
+        + '{"asset": "TEST", "verdict": "BUY"}\n'
+        + '{"decision_date": "2030-01-01", "asset": "TEST", "verdict": "BUY"}\n'
+    )
+    (ws / "prices" / "NOCLOSE.csv").write_text("date,open\n2026-01-05,1\n")
+    with verdicts.open("a") as handle:
+        handle.write('{"decision_date": "2026-04-01", "asset": "NOCLOSE", "verdict": "BUY"}\n')
+    code, output = _run(ws, "--json")
+    assert code == 0, output
+    summary = json.loads(output)
+    assert summary["bad_input_count"] >= 4
+    joined = "\n".join(summary["bad_input"])
+    n = len(good.splitlines())
+    assert f"verdicts.jsonl:{n + 1}:" in joined
+    assert f"verdicts.jsonl:{n + 2}:" in joined and "PANIC" in joined
+    assert f"verdicts.jsonl:{n + 3}:" in joined
+    assert f"verdicts.jsonl:{n + 4}:" in joined
+    assert "NOCLOSE.csv" in joined
+    assert (ws / "memory" / "insights" / "reliable-buy-test-uptrend-7d.md").exists()
+    diary = (ws / "DREAMS.md").read_text()
+    assert "Input skipped" in diary
+
+
+def test_lock_busy_exit_code_in_process(tmp_path: Path) -> None:
+    from dreaming.memory import ConsolidationLock
+
+    ws = build_verdict_workspace(tmp_path / "ws")
+    (ws / "dreaming.toml").write_text("lock_timeout_seconds = 0.1\n")
+    with ConsolidationLock(ws / "memory" / ".dreams" / "dreaming.lock"):
+        result = runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT])
+    assert result.exit_code == 3
+    assert f"holder {os.getpid()}:" in result.output
