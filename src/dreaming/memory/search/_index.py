@@ -1,0 +1,161 @@
+"""The embedded memory-search index: SQLite FTS5 with BM25 in ``memory/.dreams/search-index.sqlite``.
+
+The index is a cache of the markdown files, never a source of truth: a file that is not a usable index (corrupt,
+or of another schema version) is deleted and rebuilt. It is refreshed incrementally before every search: a file is
+re-read only when its size or modification time (nanoseconds) changed, and files that disappeared are dropped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from dreaming.errors import ToolError
+from dreaming.memory._workspace import Workspace
+from dreaming.memory.search._chunks import chunk_markdown, iter_memory_files
+
+__all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index"]
+
+SCHEMA_VERSION = 1
+"""Stored in ``PRAGMA user_version``; any other value means the file is rebuilt from the notes."""
+
+BUSY_TIMEOUT_S = 10.0
+"""How long a search waits for another process that is refreshing the same index."""
+
+_log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX chunks_path ON chunks (path);
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+    text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+"""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IndexRefresh:
+    """What one incremental refresh did."""
+
+    scanned: int
+    """Memory files seen on disk."""
+    reread: tuple[str, ...]
+    """Files (re)read because they were new or changed, workspace-relative."""
+    removed: tuple[str, ...]
+    """Files dropped from the index because they no longer exist (or are no longer memory)."""
+    chunks: int
+    """Chunks in the index afterwards."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _usable(conn: sqlite3.Connection) -> bool:
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return True
+    if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+        conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
+        return True
+    return False
+
+
+def open_index(ws: Workspace) -> sqlite3.Connection:
+    """Open (creating or rebuilding as needed) the workspace's index.
+
+    Raises:
+        ToolError: SQLite cannot open the index even after deleting it.
+    """
+    path = ws.search_index
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for attempt in (1, 2):
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = _connect(path)
+            if _usable(conn):
+                return conn
+            problem = "another schema version"
+        except sqlite3.DatabaseError as exc:
+            problem = str(exc)
+        if conn is not None:
+            conn.close()
+        if attempt == 2:
+            break
+        _log.warning("search index %s is not usable (%s); rebuilding it", path, problem)
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                Path(f"{path}{suffix}").unlink()
+    raise ToolError(f"cannot open the search index {path}")
+
+
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def _drop(conn: sqlite3.Connection, relative: str) -> None:
+    conn.execute(
+        "INSERT INTO chunks_fts (chunks_fts, rowid, text) SELECT 'delete', id, text FROM chunks WHERE path = ?",
+        (relative,),
+    )
+    conn.execute("DELETE FROM chunks WHERE path = ?", (relative,))
+    conn.execute("DELETE FROM files WHERE path = ?", (relative,))
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError as exc:
+        _log.warning("cannot read %s for the search index: %s", path, exc)
+        return None
+
+
+def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
+    """Bring the index up to date with the memory files, re-reading only those whose size or mtime changed."""
+    on_disk: dict[str, tuple[Path, int, int]] = {}
+    for relative, path in iter_memory_files(ws):
+        try:
+            stat = path.stat()
+        except OSError:
+            continue
+        on_disk[relative] = (path, stat.st_mtime_ns, stat.st_size)
+    known = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT path, mtime_ns, size FROM files")}
+    changed = sorted(rel for rel, (_, mtime, size) in on_disk.items() if known.get(rel) != (mtime, size))
+    removed = sorted(set(known) - set(on_disk))
+    if changed or removed:
+        with _transaction(conn):
+            for relative in removed:
+                _drop(conn, relative)
+            for relative in changed:
+                path, mtime, size = on_disk[relative]
+                text = _read(path)
+                _drop(conn, relative)
+                if text is None:
+                    continue
+                for chunk in chunk_markdown(text):
+                    cursor = conn.execute(
+                        "INSERT INTO chunks (path, start_line, end_line, text) VALUES (?, ?, ?, ?)",
+                        (relative, chunk.start_line, chunk.end_line, chunk.text),
+                    )
+                    conn.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (cursor.lastrowid, chunk.text))
+                conn.execute("INSERT INTO files (path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime, size))
+    total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    return IndexRefresh(scanned=len(on_disk), reread=tuple(changed), removed=tuple(removed), chunks=int(total))

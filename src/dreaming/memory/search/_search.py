@@ -1,0 +1,117 @@
+"""Search the memory: BM25 ranking from FTS5, turned into a deterministic score in [0, 1].
+
+The score of a hit is::
+
+    score = coverage * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * bm25 / best_bm25)
+
+``coverage`` is the fraction of the query's salient terms (stop words removed) that the chunk contains, and
+``bm25 / best_bm25`` is the hit's BM25 relative to the best BM25 among the candidates (both are negative in FTS5,
+so the ratio is in (0, 1]). A chunk holding every salient term scores between 0.6 and 1 (1 for the best-ranked
+such chunk); a chunk holding one term of three scores at most 0.33. Raw BM25 is deliberately not mapped to an
+absolute scale: its magnitude depends on the size of the corpus, and in a workspace of a dozen notes even a
+perfect match has a BM25 near zero. Ties are broken by path and line, so the same index and query always give
+the same list.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Literal
+
+from dreaming.memory._workspace import Workspace
+from dreaming.memory.search._index import open_index, refresh_index
+from dreaming.memory.search._terms import fts_match_expression, salient_terms, term_coverage
+
+__all__ = ["CANDIDATE_FACTOR", "RELEVANCE_FLOOR", "SNIPPET_MAX_CHARS", "SearchHit", "search_index", "search_memory"]
+
+RELEVANCE_FLOOR = 0.6
+"""The share of the score that full term coverage earns regardless of BM25 rank."""
+
+CANDIDATE_FACTOR = 4
+"""BM25 picks ``limit * CANDIDATE_FACTOR`` candidates, which are then re-ranked by score."""
+
+SNIPPET_MAX_CHARS = 700
+"""A hit's snippet is its chunk's text, cut to this many characters."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SearchHit:
+    """One chunk of memory that matched a query."""
+
+    path: str
+    """Workspace-relative POSIX path of the file."""
+    start_line: int
+    """First line of the chunk, 1-based."""
+    end_line: int
+    """Last line of the chunk, 1-based and inclusive."""
+    score: float
+    """How well the chunk answers the query, in [0, 1] (see the module docstring)."""
+    snippet: str
+    """The chunk's text, at most :data:`SNIPPET_MAX_CHARS` characters."""
+    source: Literal["memory"] = "memory"
+    """Where the hit comes from; always ``"memory"`` for this index."""
+
+    def to_json(self) -> dict[str, object]:
+        """Return the hit as the JSON object of the spec."""
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "score": self.score,
+            "snippet": self.snippet,
+            "source": self.source,
+        }
+
+
+def _snippet(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= SNIPPET_MAX_CHARS else text[: SNIPPET_MAX_CHARS - 1].rstrip() + "…"
+
+
+def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
+    """Search an already refreshed index; see :func:`search_memory`."""
+    terms = salient_terms(query)
+    if not terms or limit <= 0:
+        return []
+    rows = conn.execute(
+        "SELECT c.path, c.start_line, c.end_line, c.text, f.rank"
+        " FROM chunks_fts AS f JOIN chunks AS c ON c.id = f.rowid"
+        " WHERE chunks_fts MATCH ? ORDER BY f.rank, c.path, c.start_line LIMIT ?",
+        (fts_match_expression(terms), limit * CANDIDATE_FACTOR),
+    ).fetchall()
+    if not rows:
+        return []
+    best = min(float(row[4]) for row in rows)
+    scored: list[SearchHit] = []
+    for path, start, end, text, rank in rows:
+        relative = float(rank) / best if best < 0 else 1.0
+        score = term_coverage(terms, text) * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative)
+        scored.append(
+            SearchHit(
+                path=path,
+                start_line=int(start),
+                end_line=int(end),
+                score=round(min(1.0, max(0.0, score)), 4),
+                snippet=_snippet(text),
+            )
+        )
+    scored.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
+    return scored[:limit]
+
+
+def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHit]:
+    """Search the workspace's memory, refreshing the index incrementally first; best hits first.
+
+    Dreaming's own output (DREAMS.md, ``memory/dreaming/``, ``memory/.dreams/``) is never indexed, so it is never
+    returned. An empty query, or one with no letters or digits, returns no hits.
+
+    Raises:
+        ToolError: the index cannot be opened at all.
+    """
+    conn = open_index(ws)
+    try:
+        refresh_index(ws, conn)
+        return search_index(conn, query, limit=limit)
+    finally:
+        conn.close()
