@@ -16,7 +16,14 @@ from langgraph.pregel import Pregel
 
 from dreaming.config import DreamingConfig
 from dreaming.graph import DreamContext, build_dream_graph
-from dreaming.memory import ConsolidationLock, Workspace, atomic_write_json, read_state, record_event
+from dreaming.memory import (
+    ConsolidationLock,
+    Workspace,
+    atomic_write_json,
+    read_state,
+    record_event,
+    sweep_orphan_temps,
+)
 
 __all__ = ["RunOutcome", "dream"]
 
@@ -89,6 +96,11 @@ async def dream(
         if lock.took_over:
             record_event(ws.events, "lock.stale_taken_over", now, holder=lock.took_over)
             notes.append(f"took over a stale lock (holder {lock.took_over})")
+        orphans = sweep_orphan_temps(
+            [ws.root, ws.state_dir, ws.insights_dir, ws.archive_dir, *ws.reports_dir.glob("*")]
+        )
+        if orphans:
+            notes.append(f"removed {len(orphans)} temp files left by an interrupted write")
         pending = read_state(_current_run_path(ws), versions=[CURRENT_RUN_VERSION], now=now)
         if pending.moved_aside:
             notes.append(f"unreadable current-run.json moved aside to {pending.moved_aside.name}")

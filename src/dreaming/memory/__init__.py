@@ -18,6 +18,7 @@ from dreaming.memory._io import (
     iter_jsonl,
     move_aside,
     read_state,
+    sweep_orphan_temps,
 )
 from dreaming.memory._lock import ConsolidationLock, pid_alive
 from dreaming.memory._workspace import Workspace
@@ -38,4 +39,5 @@ __all__ = [
     "pid_alive",
     "read_state",
     "record_event",
+    "sweep_orphan_temps",
 ]

@@ -24,6 +24,7 @@ __all__ = [
     "iter_jsonl",
     "move_aside",
     "read_state",
+    "sweep_orphan_temps",
 ]
 
 
@@ -57,6 +58,22 @@ def atomic_write_bytes(path: Path, data: bytes) -> bool:
         raise
     _fsync_dir(path.parent)
     return True
+
+
+def sweep_orphan_temps(folders: Iterable[Path]) -> list[Path]:
+    """Remove temp files left by writes that a crash interrupted; return what was removed.
+
+    Only call this while holding the consolidation lock: then no write of ours is in flight.
+    """
+    removed: list[Path] = []
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for path in folder.glob(".*.tmp"):
+            if path.is_file():
+                path.unlink(missing_ok=True)
+                removed.append(path)
+    return removed
 
 
 def _fsync_dir(folder: Path) -> None:
