@@ -1,0 +1,86 @@
+"""Gap research, the deterministic part: evidence, claims, validation, decisions, records, insights, DREAMS.md.
+
+Imports no LangGraph and no LLM code; the research subgraph calls these functions.
+"""
+
+from __future__ import annotations
+
+from dreaming.memory.research._claims import Claim, clean_claims
+from dreaming.memory.research._decide import Decision, Outcome, decide
+from dreaming.memory.research._evidence import (
+    REDACTED,
+    Evidence,
+    EvidencePool,
+    SourceHit,
+    SourceType,
+    content_hash,
+    fence_evidence,
+    redact_secrets,
+)
+from dreaming.memory.research._insights import (
+    Conflict,
+    InsightWrite,
+    ResearchInsight,
+    read_research_insights,
+    research_slug,
+    write_research_insight,
+)
+from dreaming.memory.research._records import (
+    FindingOutcome,
+    ResearchFinding,
+    append_research_log,
+    finding_from_validation,
+    research_log_row,
+)
+from dreaming.memory.research._render import render_rem_research_section
+from dreaming.memory.research._synthesize import synthesize_extractive
+from dreaming.memory.research._text import numbers, salient_terms
+from dreaming.memory.research._validate import (
+    ClaimValidation,
+    EvidenceCheck,
+    LineReader,
+    Validation,
+    ValidationMethod,
+    supports_text,
+    validate_claims,
+    validation_summary,
+)
+
+__all__ = [
+    "REDACTED",
+    "Claim",
+    "ClaimValidation",
+    "Conflict",
+    "Decision",
+    "Evidence",
+    "EvidenceCheck",
+    "EvidencePool",
+    "FindingOutcome",
+    "InsightWrite",
+    "LineReader",
+    "Outcome",
+    "ResearchFinding",
+    "ResearchInsight",
+    "SourceHit",
+    "SourceType",
+    "Validation",
+    "ValidationMethod",
+    "append_research_log",
+    "clean_claims",
+    "content_hash",
+    "decide",
+    "fence_evidence",
+    "finding_from_validation",
+    "numbers",
+    "read_research_insights",
+    "redact_secrets",
+    "render_rem_research_section",
+    "research_log_row",
+    "research_slug",
+    "salient_terms",
+    "supports_text",
+    "synthesize_extractive",
+    "validate_claims",
+    "validation_summary",
+    "write_research_insight",
+]

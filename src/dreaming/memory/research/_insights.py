@@ -1,0 +1,319 @@
+"""Kept findings become ``memory/insights/research-<slug>.md``; a contradiction never overwrites silently.
+
+Related insights: an active research insight is related to a new finding when it has the same slug, or when their
+questions share at least ``RELATED_TERM_FRACTION`` (0.5) of their salient terms (intersection over union). A related
+insight with the same claim (whitespace and case aside) is confirmed: its ``last_confirmed`` moves, the rest stays.
+A related insight with a different claim is superseded only when the new confidence is strictly higher *and* the new
+finding has at least ``SUPERSEDE_MIN_SOURCES`` (2) independent sources: the old file moves to ``insights/archive/`` with
+``status: superseded`` and ``superseded_by``, and the new one says ``supersedes``. Otherwise nothing is written and a
+:class:`Conflict` is returned for DREAMS.md. Nothing is ever deleted; every write is atomic; the same inputs on the
+same date give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from dreaming.memory._io import atomic_write_text
+from dreaming.memory._workspace import Workspace
+from dreaming.memory.research._evidence import content_hash
+from dreaming.memory.research._records import ResearchFinding
+from dreaming.memory.research._text import salient_terms
+
+__all__ = [
+    "RELATED_TERM_FRACTION",
+    "SUPERSEDE_MIN_SOURCES",
+    "Conflict",
+    "InsightWrite",
+    "ResearchInsight",
+    "read_research_insights",
+    "research_slug",
+    "write_research_insight",
+]
+
+RELATED_TERM_FRACTION = 0.5
+"""Jaccard overlap of two questions' salient terms from which their insights are about the same thing."""
+SUPERSEDE_MIN_SOURCES = 2
+"""Independent sources a finding needs to supersede a conflicting insight."""
+
+_MAX_SLUG = 60
+
+
+def research_slug(question: str) -> str:
+    """Return the file slug of a question: lowercase ASCII words joined by ``-``, at most 60 characters."""
+    words = re.findall(r"[a-z0-9]+", question.lower())
+    slug = ""
+    for word in words:
+        candidate = f"{slug}-{word}" if slug else word
+        if len(candidate) > _MAX_SLUG:
+            break
+        slug = candidate
+    return slug or "question"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ResearchInsight:
+    """An insight file as read back: its front matter and where it is."""
+
+    path: Path
+    """The file."""
+    meta: dict[str, Any]
+    """The front matter (``id``, ``question``, ``claim``, ``confidence``, ``status`` ...)."""
+    body: str
+    """Everything after the front matter."""
+
+    @property
+    def id(self) -> str:
+        """Return the insight id."""
+        return str(self.meta.get("id", ""))
+
+    @property
+    def question(self) -> str:
+        """Return the question it answers."""
+        return str(self.meta.get("question", ""))
+
+    @property
+    def claim(self) -> str:
+        """Return the finding's claim."""
+        return str(self.meta.get("claim", ""))
+
+    @property
+    def confidence(self) -> float:
+        """Return its confidence (0 when unreadable)."""
+        try:
+            return float(self.meta.get("confidence", 0.0))
+        except (TypeError, ValueError):
+            return 0.0
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class InsightWrite:
+    """A finding written to memory."""
+
+    path: Path
+    """The insight file."""
+    insight_id: str
+    """Its id."""
+    action: Literal["created", "confirmed", "superseded", "unchanged"]
+    """What happened: new file, an existing one re-confirmed, older ones superseded, or the bytes were already there."""
+    superseded: tuple[str, ...] = ()
+    """Ids of the insights moved to the archive."""
+    archived_to: tuple[Path, ...] = ()
+    """Where they went."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class Conflict:
+    """A kept finding that contradicts an active insight and may not supersede it: for the user to settle."""
+
+    question: str
+    """The new finding's question."""
+    claim: str
+    """The new finding's claim."""
+    confidence: float
+    """The new finding's confidence."""
+    sources: tuple[str, ...]
+    """The new finding's locators."""
+    existing_id: str
+    """The insight it contradicts."""
+    existing_claim: str
+    """What that insight says."""
+    existing_confidence: float
+    """That insight's confidence."""
+    reason: str
+    """Why it was not superseded."""
+
+
+def _quote(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _front_matter(meta: list[tuple[str, Any]]) -> str:
+    lines = ["---"]
+    for key, value in meta:
+        if isinstance(value, list | tuple):
+            lines.append(f"{key}:")
+            lines.extend(f"  - {_quote(str(v))}" for v in value)
+        elif isinstance(value, float):
+            lines.append(f"{key}: {value:.2f}")
+        elif key in {"id", "kind", "status", "validation_method", "first_promoted", "last_confirmed"} or key in {
+            "supersedes",
+            "superseded_by",
+        }:
+            lines.append(f"{key}: {value}")
+        else:
+            lines.append(f"{key}: {_quote(str(value))}")
+    lines.append("---")
+    return "\n".join(lines) + "\n"
+
+
+def _parse(path: Path) -> ResearchInsight | None:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("---\n"):
+        return None
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        return None
+    meta: dict[str, Any] = {}
+    current_list: list[str] | None = None
+    for line in text[4:end].splitlines():
+        if line.startswith("  - ") and current_list is not None:
+            current_list.append(_unquote(line[4:]))
+            continue
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        value = value.strip()
+        if value:
+            meta[key.strip()] = _unquote(value)
+            current_list = None
+        else:
+            current_list = []
+            meta[key.strip()] = current_list
+    return ResearchInsight(path=path, meta=meta, body=text[end + 5 :])
+
+
+def _unquote(value: str) -> str:
+    if value.startswith('"'):
+        try:
+            return str(json.loads(value))
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def read_research_insights(ws: Workspace) -> list[ResearchInsight]:
+    """Return the active research insights of the workspace, by file name."""
+    found = []
+    for path in sorted(ws.insights_dir.glob("research-*.md")):
+        insight = _parse(path)
+        if insight is not None and insight.meta.get("status", "active") == "active":
+            found.append(insight)
+    return found
+
+
+def _related(question: str, slug: str, insight: ResearchInsight) -> bool:
+    if insight.path.stem == f"research-{slug}":
+        return True
+    a, b = set(salient_terms(question)), set(salient_terms(insight.question))
+    return bool(a | b) and len(a & b) / len(a | b) >= RELATED_TERM_FRACTION
+
+
+def _same_claim(a: str, b: str) -> bool:
+    return " ".join(a.lower().split()) == " ".join(b.lower().split())
+
+
+def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, today: str, supersedes: list[str]) -> str:
+    assert finding.claim is not None
+    meta: list[tuple[str, Any]] = [
+        ("id", insight_id),
+        ("kind", "research"),
+        ("title", finding.gap),
+        ("question", finding.gap),
+        ("claim", finding.claim.text),
+        ("confidence", float(finding.confidence)),
+        ("validation_method", finding.method or "single-source"),
+        ("sources", list(finding.locators)),
+        ("first_promoted", first_promoted),
+        ("last_confirmed", today),
+        ("status", "active"),
+    ]
+    meta.extend(("supersedes", old) for old in supersedes)
+    sources = "\n".join(f"- [{item.id}] {item.source_type}: {item.locator}" for item in finding.evidence)
+    return (
+        _front_matter(meta)
+        + f"\n# 🔎 Research: {finding.gap}\n\n## Finding\n\n{finding.claim.text}\n\n## Sources\n\n{sources}\n\n"
+        + f"## Validation\n\n- Method: {finding.method}\n- Confidence: {finding.confidence:.2f}\n"
+        + f"- Independent sources: {finding.independent_sources}\n- Reason: {finding.reason}\n"
+    )
+
+
+def _archive(ws: Workspace, old: ResearchInsight, new_id: str) -> Path:
+    text = old.path.read_text(encoding="utf-8")
+    head, body = text[: text.find("\n---\n", 4)], text[text.find("\n---\n", 4) :]
+    head = re.sub(r"(?m)^status: .*$", "status: superseded", head) + f"\nsuperseded_by: {new_id}"
+    target = ws.archive_dir / f"{old.path.stem}--{old.id.rsplit('-', 1)[-1]}.md"
+    counter = 1
+    while target.exists():
+        target = ws.archive_dir / f"{old.path.stem}--{old.id.rsplit('-', 1)[-1]}-{counter}.md"
+        counter += 1
+    atomic_write_text(target, head + body)
+    return target
+
+
+def write_research_insight(ws: Workspace, finding: ResearchFinding, now: datetime) -> InsightWrite | Conflict:
+    """Write a kept finding as ``memory/insights/research-<slug>.md``, or return the conflict that stops it.
+
+    See the module docstring for the related / confirm / supersede / conflict rules.
+
+    Raises:
+        ValueError: the finding is not kept or has no claim.
+    """
+    if not finding.kept or finding.claim is None:
+        raise ValueError("only kept findings with a claim become insights")
+    today = now.date().isoformat()
+    slug = research_slug(finding.gap)
+    insight_id = f"research-{slug}-{content_hash(finding.claim.text.lower())[:8]}"
+    path = ws.insights_dir / f"research-{slug}.md"
+
+    related = [i for i in read_research_insights(ws) if _related(finding.gap, slug, i)]
+    same = [i for i in related if _same_claim(i.claim, finding.claim.text)]
+    different = [i for i in related if not _same_claim(i.claim, finding.claim.text)]
+
+    for old in different:
+        if finding.confidence > old.confidence and finding.independent_sources >= SUPERSEDE_MIN_SOURCES:
+            continue
+        why = []
+        if finding.confidence <= old.confidence:
+            why.append(f"confidence {finding.confidence:.2f} is not above {old.confidence:.2f}")
+        if finding.independent_sources < SUPERSEDE_MIN_SOURCES:
+            why.append(f"{finding.independent_sources} independent source(s), {SUPERSEDE_MIN_SOURCES} needed")
+        return Conflict(
+            question=finding.gap,
+            claim=finding.claim.text,
+            confidence=finding.confidence,
+            sources=finding.locators,
+            existing_id=old.id,
+            existing_claim=old.claim,
+            existing_confidence=old.confidence,
+            reason="; ".join(why),
+        )
+
+    first_promoted = today
+    for old in same:
+        first_promoted = min(first_promoted, str(old.meta.get("first_promoted", today)))
+    if same and same[0].path != path:
+        # Confirmed under a related question: keep writing to the file that already holds it.
+        path, insight_id = same[0].path, same[0].id
+    elif same:
+        insight_id = same[0].id
+
+    archived = tuple(_archive(ws, old, insight_id) for old in different)
+    for old in different:
+        if old.path != path:
+            # The content is safe in the archive; moving it out of the active folder is not a deletion.
+            old.path.unlink()
+    text = _render(finding, insight_id, first_promoted, today, [old.id for old in different])
+    changed = atomic_write_text(path, text)
+    action: Literal["created", "confirmed", "superseded", "unchanged"]
+    if different:
+        action = "superseded"
+    elif not changed:
+        action = "unchanged"
+    else:
+        action = "confirmed" if same else "created"
+    return InsightWrite(
+        path=path,
+        insight_id=insight_id,
+        action=action,
+        superseded=tuple(old.id for old in different),
+        archived_to=archived,
+    )

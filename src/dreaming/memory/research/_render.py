@@ -1,0 +1,104 @@
+"""DREAMS.md's "## REM Research" section, in the seed's format."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from dreaming.memory.research._evidence import redact_secrets
+from dreaming.memory.research._insights import Conflict
+from dreaming.memory.research._records import ResearchFinding
+
+__all__ = ["render_rem_research_section"]
+
+_METHOD_WORDS = {
+    "code-crossref": "code cross-reference confirmed",
+    "multi-source": "independent sources agree",
+    "web-confirm": "one web source confirms",
+    "single-source": "single source only",
+}
+_SKIPPED = {"skipped_budget": "budget", "skipped_duplicate": "duplicate", "skipped_time": "time limit"}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(redact_secrets(text).split())
+
+
+def _sources(finding: ResearchFinding) -> str:
+    parts = []
+    for item in finding.evidence:
+        if item.source_type == "web":
+            parts.append(f"web ({item.locator})")
+        else:
+            parts.append(f"{item.source_type} ({item.locator})")
+    return ", ".join(dict.fromkeys(parts)) or "none"
+
+
+def _entry(number: int, finding: ResearchFinding) -> list[str]:
+    gap = _one_line(finding.gap)
+    reason = _one_line(finding.reason)
+    if finding.decision == "keep":
+        learned = _one_line(finding.claim.text) if finding.claim else ""
+        return [
+            f'{number}. ✅ "{gap}" (confidence: {finding.confidence:.2f})',
+            f"   - Sources: {_sources(finding)}",
+            f"   - Learned: {learned}",
+            f"   - Validation: {_METHOD_WORDS.get(finding.method or '', finding.method or 'none')} ({finding.method})",
+        ]
+    if finding.decision == "discard":
+        lines = [
+            f'{number}. ❌ "{gap}" (confidence: {finding.confidence:.2f}) — DISCARDED',
+            f"   - Reason: {reason}",
+        ]
+        if finding.evidence:
+            lines.append(f"   - Sources: {_sources(finding)}")
+        lines.append("   - Action: needs user clarification")
+        return lines
+    if finding.decision == "abstain":
+        return [f'{number}. ⚪ "{gap}" — ABSTAINED', f"   - Reason: {reason}"]
+    if finding.decision == "failed":
+        return [f'{number}. ⚠️ "{gap}" — FAILED', f"   - Reason: {reason}"]
+    label = _SKIPPED.get(finding.decision, finding.decision)
+    return [f'{number}. ⏭️ "{gap}" — SKIPPED ({label})', f"   - Reason: {reason}"]
+
+
+def render_rem_research_section(
+    findings: Iterable[ResearchFinding],
+    now: datetime,
+    *,
+    conflicts: Iterable[Conflict] = (),
+    backlog: Iterable[str] = (),
+) -> str:
+    """Render the "## REM Research" section: every gap with its outcome, then conflicts and the backlog.
+
+    Args:
+        findings: one per gap attempted tonight, in the order to show.
+        now: the run's time, shown in the heading.
+        conflicts: kept findings that contradict an insight and could not supersede it.
+        backlog: gap queries that stopped being researched and need the user.
+    """
+    items = list(findings)
+    conflict_list = list(conflicts)
+    backlog_list = list(backlog)
+    count = len(items)
+    lines = [f"## REM Research — {now.strftime('%Y-%m-%d %H:%M')}", ""]
+    lines.append(f"### Investigated {count} knowledge gap{'s' if count != 1 else ''}")
+    lines.append("")
+    for number, finding in enumerate(items, start=1):
+        lines.extend(_entry(number, finding))
+        lines.append("")
+    if conflict_list:
+        lines.extend(["### Conflicts for you to settle", ""])
+        for conflict in conflict_list:
+            lines.append(
+                f'- "{_one_line(conflict.question)}": new finding "{_one_line(conflict.claim)}" '
+                f"({conflict.confidence:.2f}; {', '.join(conflict.sources) or 'no sources'}) contradicts "
+                f'{conflict.existing_id} "{_one_line(conflict.existing_claim)}" ({conflict.existing_confidence:.2f}); '
+                f"not superseded: {_one_line(conflict.reason)}"
+            )
+        lines.append("")
+    if backlog_list:
+        lines.extend(["### Research backlog: needs you", ""])
+        lines.extend(f'- "{_one_line(query)}"' for query in backlog_list)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
