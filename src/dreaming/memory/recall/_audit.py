@@ -1,0 +1,241 @@
+"""Doctor for the recall artifacts: audit the store and its lock, and repair what can be repaired.
+
+Repair normalizes every entry (distinct query hashes and days, counters floored, snippets cut to 800 characters,
+missing concept tags and days derived), drops invalid and contaminated entries and the overflow past 512 (entries with
+real recalls kept first), and removes a stale lock. A healthy store is left byte-identical.
+"""
+
+from __future__ import annotations
+
+import copy
+import errno
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from dreaming.memory._workspace import Workspace
+from dreaming.memory.recall._concepts import derive_concept_tags, script_of
+from dreaming.memory.recall._contamination import is_contaminated_snippet
+from dreaming.memory.recall._paths import is_short_term_path
+from dreaming.memory.recall._record import (
+    MAX_ENTRIES,
+    MAX_QUERY_HASHES,
+    MAX_RECALL_DAYS,
+    MAX_SNIPPET_CHARS,
+    apply_retention,
+)
+from dreaming.memory.recall._store import (
+    RecallStore,
+    lock_is_stale,
+    parse_iso,
+    promotion_lock_path,
+    read_store,
+    short_term_lock,
+    write_store,
+)
+
+__all__ = [
+    "AuditIssue",
+    "AuditReport",
+    "RepairReport",
+    "audit_recall_artifacts",
+    "normalize_entry",
+    "repair_recall_artifacts",
+]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AuditIssue:
+    """One finding of the audit."""
+
+    severity: str
+    """``warn`` or ``error``."""
+    code: str
+    """OpenClaw's issue code, e.g. ``recall-store-invalid``."""
+    message: str
+    """What is wrong, for people."""
+    fixable: bool
+    """Whether repair fixes it."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class AuditReport:
+    """What the audit found."""
+
+    issues: tuple[AuditIssue, ...]
+    """Findings, in a stable order."""
+    entry_count: int
+    """Entries in the store."""
+    invalid_entry_count: int
+    """Entries repair would drop as invalid."""
+    promoted_count: int
+    """Entries with ``promotedAt``."""
+    spaced_count: int
+    """Entries recalled on more than one day."""
+    concept_tagged_count: int
+    """Entries with concept tags."""
+    latin_entry_count: int
+    """Entries whose snippet is Latin script only."""
+    cjk_entry_count: int
+    """Entries whose snippet is CJK only."""
+    mixed_entry_count: int
+    """Entries mixing Latin and CJK."""
+    other_entry_count: int
+    """Everything else."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RepairReport:
+    """What repair changed."""
+
+    changed: bool
+    """Anything at all."""
+    rewrote_store: bool
+    """The store file was rewritten."""
+    removed_invalid_entries: int
+    """Invalid or contaminated entries dropped."""
+    removed_overflow_entries: int
+    """Entries dropped to respect the 512-entry cap."""
+    removed_stale_lock: bool
+    """A stale lock file was deleted."""
+
+
+def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
+    """Return the normalized form of a store entry, or None when it is invalid (unknown fields are kept)."""
+    if not isinstance(entry, dict):
+        return None
+    path, snippet = entry.get("path"), entry.get("snippet")
+    start, end = entry.get("startLine"), entry.get("endLine")
+    if not isinstance(path, str) or not path.strip() or not is_short_term_path(path):
+        return None
+    if not isinstance(snippet, str) or not snippet.strip() or is_contaminated_snippet(snippet):
+        return None
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (start, end)):
+        return None
+    out = copy.deepcopy(entry)
+    out["key"] = entry.get("key") if isinstance(entry.get("key"), str) and entry.get("key") else key
+    out["source"] = "memory"
+    if len(snippet) > MAX_SNIPPET_CHARS:
+        out["snippet"] = snippet[:MAX_SNIPPET_CHARS]
+    for name in ("recallCount", "dailyCount", "groundedCount"):
+        value = entry.get(name, 0)
+        if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            out[name] = max(0, math.floor(value)) if isinstance(value, float) and math.isfinite(value) else 0
+    for name in ("totalScore", "maxScore"):
+        value = entry.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+            out[name] = 0
+    hashes = entry.get("queryHashes")
+    hashes = [h for h in hashes if isinstance(h, str)] if isinstance(hashes, list) else []
+    out["queryHashes"] = list(dict.fromkeys(hashes))[-MAX_QUERY_HASHES:]
+    days = entry.get("recallDays")
+    days = sorted(dict.fromkeys(d for d in days if isinstance(d, str))) if isinstance(days, list) else []
+    if not days:
+        last = parse_iso(entry.get("lastRecalledAt"))
+        days = [last.date().isoformat()] if last else []
+    out["recallDays"] = days[-MAX_RECALL_DAYS:]
+    tags = entry.get("conceptTags")
+    if not isinstance(tags, list) or not tags:
+        out["conceptTags"] = derive_concept_tags(path, str(out["snippet"]))
+    return out
+
+
+def _normalized(store: RecallStore) -> tuple[dict[str, dict[str, Any]], int, int]:
+    entries: dict[str, dict[str, Any]] = {}
+    invalid = 0
+    for key, entry in store.entries.items():
+        norm = normalize_entry(key, entry)
+        if norm is None:
+            invalid += 1
+        else:
+            entries[key] = norm
+    trimmed = RecallStore(entries=entries)
+    overflow = len(apply_retention(trimmed, MAX_ENTRIES))
+    return trimmed.entries, invalid, overflow
+
+
+def _script(text: str) -> str:
+    kinds = {script_of(c) for c in text if c.isalpha()}
+    cjk = bool(kinds & {"han", "kana", "hangul"})
+    latin = "latin" in kinds
+    return "mixed" if cjk and latin else "cjk" if cjk else "latin" if latin else "other"
+
+
+def audit_recall_artifacts(ws: Workspace, *, now: datetime) -> AuditReport:
+    """Inspect the recall store and its lock without changing anything."""
+    issues: list[AuditIssue] = []
+    store = read_store(ws, now=now)
+    if store.problem == "empty":
+        issues.append(
+            AuditIssue(severity="warn", code="recall-store-empty", message="Recall store is empty.", fixable=True)
+        )
+    elif store.problem:
+        msg = f"Recall store is {store.problem}."
+        issues.append(AuditIssue(severity="error", code="recall-store-unreadable", message=msg, fixable=True))
+    entries, invalid, overflow = _normalized(store)
+    if invalid:
+        msg = f"{invalid} recall entr{'y is' if invalid == 1 else 'ies are'} invalid."
+        issues.append(AuditIssue(severity="warn", code="recall-store-invalid", message=msg, fixable=True))
+    if overflow or any(
+        len(str(e.get("snippet", ""))) > MAX_SNIPPET_CHARS for e in store.entries.values() if isinstance(e, dict)
+    ):
+        msg = f"Recall store holds {len(store.entries)} entries (limit {MAX_ENTRIES}) or oversized snippets."
+        issues.append(AuditIssue(severity="warn", code="recall-store-over-limit", message=msg, fixable=True))
+    lock = promotion_lock_path(ws)
+    try:
+        lock.stat()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        code = errno.errorcode.get(exc.errno or 0, str(exc.errno))
+        msg = f"Short-term promotion lock could not be inspected: {code}."
+        issues.append(AuditIssue(severity="warn", code="recall-lock-unreadable", message=msg, fixable=False))
+    else:
+        if lock_is_stale(lock, now_s=now.timestamp()):
+            msg = "Short-term promotion lock is stale."
+            issues.append(AuditIssue(severity="warn", code="recall-lock-stale", message=msg, fixable=True))
+    scripts = [_script(str(e.get("snippet", ""))) for e in entries.values()]
+    return AuditReport(
+        issues=tuple(issues),
+        entry_count=len(store.entries),
+        invalid_entry_count=invalid,
+        promoted_count=sum(1 for e in entries.values() if e.get("promotedAt")),
+        spaced_count=sum(1 for e in entries.values() if len(e.get("recallDays", [])) > 1),
+        concept_tagged_count=sum(1 for e in entries.values() if e.get("conceptTags")),
+        latin_entry_count=scripts.count("latin"),
+        cjk_entry_count=scripts.count("cjk"),
+        mixed_entry_count=scripts.count("mixed"),
+        other_entry_count=scripts.count("other"),
+    )
+
+
+def repair_in_place(store: RecallStore) -> tuple[bool, int, int]:
+    """Normalize ``store`` in memory; return (changed, invalid removed, overflow removed). Call under the lock."""
+    entries, invalid, overflow = _normalized(store)
+    changed = store.problem is not None or entries != store.entries or list(entries) != list(store.entries)
+    store.entries = entries
+    return changed, invalid, overflow
+
+
+def repair_recall_artifacts(ws: Workspace, *, now: datetime) -> RepairReport:
+    """Remove a stale lock, then (under the lock) rewrite the store normalized when that changes anything."""
+    lock = promotion_lock_path(ws)
+    removed_lock = False
+    if lock_is_stale(lock, now_s=now.timestamp()):
+        lock.unlink(missing_ok=True)
+        removed_lock = True
+    exists = ws.recall_store.exists()
+    with short_term_lock(ws):
+        store = read_store(ws, now=now, move_unreadable=True)
+        changed, invalid, overflow = repair_in_place(store)
+        rewrote = bool(exists and changed)
+        if rewrote:
+            write_store(ws, store, now=now)
+    return RepairReport(
+        changed=rewrote or removed_lock,
+        rewrote_store=rewrote,
+        removed_invalid_entries=invalid,
+        removed_overflow_entries=overflow,
+        removed_stale_lock=removed_lock,
+    )

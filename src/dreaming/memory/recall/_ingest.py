@@ -1,0 +1,221 @@
+"""Daily-note ingestion: chunk recent notes and record each chunk as a ``daily`` signal (never a real recall).
+
+The chunker follows OpenClaw: headings become a ``Heading: body`` prefix (date headings dropped), list items keep
+their ancestors joined by `` > ``, paragraphs are grouped up to four lines, snippets are 8-280 characters, and
+managed dreaming blocks are stripped. A list block that is a staged dreaming candidate is dropped whole, since its
+fields are spread over several lines that no single chunk would show as contaminated.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from dreaming.memory._io import atomic_write_json
+from dreaming.memory._workspace import Workspace
+from dreaming.memory.recall._contamination import is_contaminated_snippet
+from dreaming.memory.recall._paths import is_short_term_path, note_day
+from dreaming.memory.recall._record import RecallQuery, RecallResult, day_bucket_for, record_recall_batch
+
+__all__ = [
+    "DAILY_INGESTION_SCORE",
+    "IngestReport",
+    "NoteChunk",
+    "chunk_daily_note",
+    "daily_ingestion_path",
+    "ingest_daily_notes",
+    "list_daily_notes",
+]
+
+DAILY_INGESTION_SCORE = 0.62
+MIN_LOOKBACK_DAYS = 14
+_MIN_CHARS, _MAX_CHARS = 8, 280
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_DATE_HEADING = re.compile(
+    r"^(?:\d{4}-\d{2}-\d{2}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s.*|today|yesterday|daily notes?)$", re.I
+)
+_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
+_FENCE_START = re.compile(r"<!--\s*openclaw:dreaming:[\w-]+:start\s*-->")
+_FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:[\w-]+:end\s*-->")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NoteChunk:
+    """One ingestible piece of a daily note."""
+
+    start_line: int
+    """First line (1-based)."""
+    end_line: int
+    """Last line."""
+    snippet: str
+    """The text with its heading and list context."""
+
+
+def _emit(out: list[NoteChunk], start: int, end: int, text: str) -> None:
+    text = " ".join(text.split())
+    if len(text) >= _MIN_CHARS and not is_contaminated_snippet(text):
+        out.append(NoteChunk(start_line=start, end_line=end, snippet=text[:_MAX_CHARS]))
+
+
+def chunk_daily_note(text: str) -> list[NoteChunk]:
+    """Split a daily note into chunks (see the module docstring)."""
+    lines = text.splitlines()
+    out: list[NoteChunk] = []
+    heading = ""
+    para: list[tuple[int, str]] = []
+    stack: list[tuple[int, str]] = []
+    in_fence = False
+    skip_indent: int | None = None
+
+    def flush() -> None:
+        while para:
+            group, para[:] = para[:4], para[4:]
+            body = " ".join(t for _, t in group)
+            _emit(out, group[0][0], group[-1][0], f"{heading}: {body}" if heading else body)
+
+    for number, line in enumerate(lines, start=1):
+        if _FENCE_START.search(line):
+            flush()
+            in_fence = True
+        if in_fence:
+            in_fence = not _FENCE_END.search(line)
+            continue
+        if line.lstrip().startswith("<!--"):
+            continue
+        if not line.strip():
+            flush()
+            continue
+        match = _HEADING.match(line)
+        if match:
+            flush()
+            stack.clear()
+            title = match.group(2).strip()
+            heading = "" if _DATE_HEADING.match(title) else title
+            continue
+        item = _ITEM.match(line)
+        if item:
+            flush()
+            indent, body = len(item.group(1)), item.group(2).strip()
+            if skip_indent is not None and indent > skip_indent:
+                continue
+            skip_indent = None
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            if _staged_block(lines, number - 1, indent):
+                skip_indent = indent
+                continue
+            context = " > ".join([*(t for _, t in stack), body])
+            stack.append((indent, body))
+            _emit(out, number, number, f"{heading}: {context}" if heading else context)
+            continue
+        if skip_indent is not None and len(line) - len(line.lstrip()) > skip_indent:
+            continue
+        stack.clear()
+        para.append((number, line.strip()))
+    flush()
+    return out
+
+
+def _staged_block(lines: list[str], index: int, indent: int) -> bool:
+    block = [lines[index]]
+    for line in lines[index + 1 :]:
+        if line.strip() and len(line) - len(line.lstrip()) <= indent:
+            break
+        block.append(line)
+    return is_contaminated_snippet(" ".join(" ".join(block).split()))
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class IngestReport:
+    """What one ingestion pass did."""
+
+    files_seen: int
+    """Daily notes inside the lookback window."""
+    files_ingested: int
+    """Notes that were new or changed and were chunked."""
+    chunks_recorded: int
+    """Chunks recorded as daily signals."""
+
+
+def daily_ingestion_path(ws: Workspace) -> Path:
+    """Return ``memory/.dreams/daily-ingestion.json``."""
+    return ws.state_dir / "daily-ingestion.json"
+
+
+def list_daily_notes(ws: Workspace, *, today: date, lookback_days: int) -> list[tuple[str, str]]:
+    """Return ``(relative path, day)`` of daily notes whose day is within ``lookback_days`` of ``today``."""
+    if not ws.memory_dir.is_dir():
+        return []
+    oldest = today - timedelta(days=max(MIN_LOOKBACK_DAYS, lookback_days))
+    found = []
+    for path in ws.memory_dir.rglob("*.md"):
+        rel = ws.relative(path)
+        day = note_day(rel)
+        if day is None or not is_short_term_path(rel) or not path.is_file():
+            continue
+        try:
+            when = date.fromisoformat(day)
+        except ValueError:
+            continue
+        if oldest <= when <= today:
+            found.append((rel, day))
+    return sorted(found)
+
+
+def _read_ingestion(ws: Workspace) -> dict[str, Any]:
+    try:
+        doc = json.loads(daily_ingestion_path(ws).read_bytes())
+    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        return {"version": 1, "files": {}}
+    if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("files"), dict):
+        return {"version": 1, "files": {}}
+    return doc
+
+
+def ingest_daily_notes(
+    ws: Workspace, *, now: datetime, timezone: str = "UTC", limit: int = 10, lookback_days: int = 2
+) -> IngestReport:
+    """Record chunks of recent daily notes as ``daily`` signals (score 0.62), skipping notes already seen today.
+
+    Each chunk is recorded with query ``__dreaming_daily__:<today>`` for the day it was ingested, so a note still
+    present over several nights gains one signal per night, never more. Daily notes themselves are only read.
+    """
+    today_s = day_bucket_for(now, timezone)
+    notes = list_daily_notes(ws, today=date.fromisoformat(today_s), lookback_days=lookback_days)
+    state = _read_ingestion(ws)
+    files: dict[str, Any] = state["files"]
+    total_cap = max(20, limit * 4)
+    per_file = max(6, math.ceil(total_cap / max(1, len(notes))))
+    results: list[RecallResult] = []
+    ingested = 0
+    for rel, _day in sorted(notes, key=lambda n: n[1], reverse=True):
+        path = ws.root / rel
+        stat = path.stat()
+        seen = files.get(rel) if isinstance(files.get(rel), dict) else None
+        mtime_ms = int(stat.st_mtime * 1000)
+        unchanged = bool(seen) and (seen or {}).get("mtimeMs") == mtime_ms and (seen or {}).get("size") == stat.st_size
+        if unchanged and (seen or {}).get("lastDreamingDayIngested") == today_s:
+            continue
+        chunks = chunk_daily_note(path.read_text(encoding="utf-8", errors="replace"))[:per_file]
+        room = total_cap - len(results)
+        for chunk in chunks[: max(0, room)]:
+            results.append(RecallResult(rel, chunk.start_line, chunk.end_line, DAILY_INGESTION_SCORE, chunk.snippet))
+        files[rel] = {"mtimeMs": mtime_ms, "size": stat.st_size, "lastDreamingDayIngested": today_s}
+        ingested += 1
+    if results:
+        query = RecallQuery(
+            query=f"__dreaming_daily__:{today_s}",
+            results=results,
+            signal_type="daily",
+            dedupe_by_query_per_day=False,
+            day_bucket=today_s,
+        )
+        record_recall_batch(ws, [query], now=now, timezone=timezone)
+    if ingested:
+        atomic_write_json(daily_ingestion_path(ws), state)
+    return IngestReport(files_seen=len(notes), files_ingested=ingested, chunks_recorded=len(results))
