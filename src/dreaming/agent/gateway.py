@@ -1,0 +1,390 @@
+"""The one way to reach a model: the LLM gateway and its budget.
+
+This is the only module of the package that imports an LLM client or builds a chat model (a test scans the tree).
+Every call goes through :meth:`LLMGateway.ainvoke`, which checks the budget again at call time even when the graph's
+budget node already did (defence in depth: a node added later without the gate still cannot spend).
+
+Order of the checks of a call (the contract, tested):
+
+1. ``no_llm``: no API key, or no price for the model (unknown models are refused, never guessed);
+2. ``budget_exceeded``: the breaker is tripped (latched for the run; an unusable ledger trips it from the start);
+3. ``call_limit`` / ``gap_call_limit``: the per-run (``[budget] max_llm_calls_per_run``) or per-gap
+   (``[autoresearch] max_llm_calls_per_gap``) call ceiling is reached;
+4. the cache: an identical request already answered is served for nothing (recorded with cost 0);
+5. ``budget_exceeded``: the window's spend, plus calls in flight, plus this call's estimate (tiktoken input tokens +
+   the maximum output tokens, priced) would pass the cap. This refusal also latches the breaker for the run: once the
+   window cannot take another call, the run stops its LLM work instead of trickling through smaller ones.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import BaseModel, ValidationError
+
+from dreaming.agent._cache import LLMCache, request_key
+from dreaming.agent._checks import Allowed, CandidateGuard, Decision, Skipped
+from dreaming.agent._ledger import BudgetLedger, LedgerEntry
+from dreaming.agent._prices import cost_usd, load_price_table
+from dreaming.agent._report import BudgetReport, tally
+from dreaming.agent._tokens import count_message_tokens
+from dreaming.config import DreamingConfig, ModelPrice
+from dreaming.errors import BudgetError
+from dreaming.memory import Workspace, record_event
+
+__all__ = ["LLMGateway", "LLMReply", "build_gateway"]
+
+logger = logging.getLogger(__name__)
+
+CACHE_FOLDER = "llm-cache"
+"""Under ``memory/.dreams``."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LLMReply:
+    """A model's answer and what it cost."""
+
+    message: AIMessage
+    """The raw answer."""
+    parsed: BaseModel | None = None
+    """The structured answer when a schema was asked for and the answer fits it."""
+    parse_error: str | None = None
+    """Why the answer did not fit the schema (the caller decides what a malformed answer means)."""
+    input_tokens: int = 0
+    """Prompt tokens recorded."""
+    output_tokens: int = 0
+    """Completion tokens recorded."""
+    cached_tokens: int = 0
+    """Prompt tokens served from the provider's cache."""
+    cost_usd: float = 0.0
+    """Cost recorded in the ledger (0 for a cache hit)."""
+    estimated: bool = False
+    """True when the API reported no usage and the estimate was recorded."""
+    cache_hit: bool = False
+    """True when served from dreaming's cache without calling the model."""
+
+    @property
+    def text(self) -> str:
+        """The answer's text content."""
+        return self.message.text
+
+
+def _parse(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel | None, str | None]:
+    for call in message.tool_calls:
+        if call["name"] == schema.__name__:
+            try:
+                return schema.model_validate(call["args"]), None
+            except ValidationError as exc:
+                return None, f"tool call does not fit {schema.__name__}: {exc.errors(include_url=False)}"
+    text = message.text.strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        return schema.model_validate_json(text), None
+    except ValidationError:
+        return None, f"answer is not a {schema.__name__}: {text[:200]!r}"
+
+
+class LLMGateway:
+    """The budgeted path to one model for one run. Build it with :func:`build_gateway`."""
+
+    def __init__(
+        self,
+        *,
+        config: DreamingConfig,
+        ws: Workspace,
+        now: Callable[[], datetime],
+        model_name: str,
+        ledger: BudgetLedger,
+        chat_model: BaseChatModel | None = None,
+        price: ModelPrice | None = None,
+        unavailable_reason: str | None = None,
+        cache: LLMCache | None = None,
+    ) -> None:
+        self._config = config
+        self._ws = ws
+        self._now = now
+        self.model_name = model_name
+        self._ledger = ledger
+        self._model = chat_model
+        self._price = price
+        self.unavailable_reason = unavailable_reason if chat_model is None or price is None else None
+        if self.unavailable_reason is None and (chat_model is None or price is None):
+            self.unavailable_reason = "no chat model" if chat_model is None else f"no price for {model_name!r}"
+        self._cache = cache or LLMCache(ws.state_dir / CACHE_FOLDER)
+        self._run_entries: list[LedgerEntry] = []
+        self._calls_by_gap: Counter[str] = Counter()
+        self._calls_made = 0
+        self._pending_usd = 0.0
+        self._refusals: Counter[str] = Counter()
+
+    @property
+    def available(self) -> bool:
+        """Whether a model can be called at all (a key and a price for the model)."""
+        return self.unavailable_reason is None
+
+    @property
+    def ledger(self) -> BudgetLedger:
+        """The run's ledger."""
+        return self._ledger
+
+    def breaker_tripped(self) -> bool:
+        """Return True when LLM work must stop for the rest of the run."""
+        return self._ledger.is_tripped(self._now())
+
+    def candidate_guard(self) -> CandidateGuard:
+        """Return a fresh candidate guard bound to this run's breaker."""
+        return CandidateGuard(self._config.budget, self.breaker_tripped)
+
+    def _decide(self, gap: str | None) -> Decision:
+        if not self.available:
+            return Skipped(reason="no_llm", detail=self.unavailable_reason or "")
+        if self._ledger.is_tripped(self._now()):
+            return Skipped(reason="budget_exceeded", detail=self._ledger.tripped_reason or "")
+        limit = self._config.budget.max_llm_calls_per_run
+        if self._calls_made >= limit:
+            return Skipped(reason="call_limit", detail=f"{limit} calls already made this run")
+        gap_limit = self._config.autoresearch.max_llm_calls_per_gap
+        if gap is not None and self._calls_by_gap[gap] >= gap_limit:
+            return Skipped(reason="gap_call_limit", detail=f"{gap_limit} calls already made for gap {gap!r}")
+        return Allowed()
+
+    def _refuse(self, decision: Skipped, *, node: str, gap: str | None) -> None:
+        self._refusals[decision.reason] += 1
+        if decision.reason == "no_llm":
+            return  # running without a model is a configuration, not an event worth logging every time
+        logger.warning("LLM call refused for %s: %s (%s)", node, decision.reason, decision.detail)
+        fields: dict[str, Any] = {"node": node, "reason": decision.reason, "detail": decision.detail}
+        if gap is not None:
+            fields["gap"] = gap
+        record_event(self._ws.events, "llm_refused", self._now(), **fields)
+
+    def check(self, node: str, *, gap: str | None = None) -> Decision:
+        """Pre-flight check for the graph's budget node; a refusal is counted and written to ``events.jsonl``."""
+        decision = self._decide(gap)
+        if isinstance(decision, Skipped):
+            self._refuse(decision, node=node, gap=gap)
+        return decision
+
+    def _record(self, entry: LedgerEntry) -> None:
+        was_tripped = self._ledger.tripped_reason is not None
+        self._ledger.record(entry, now=entry.at)
+        self._run_entries.append(entry)
+        if not was_tripped and self._ledger.tripped_reason is not None:
+            record_event(self._ws.events, "budget_breaker_tripped", entry.at, reason=self._ledger.tripped_reason)
+
+    async def ainvoke(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        node: str,
+        gap: str | None = None,
+        max_output_tokens: int | None = None,
+        schema: type[BaseModel] | None = None,
+        tools: Sequence[BaseTool] | None = None,
+    ) -> LLMReply:
+        """Call the model through the budget and record what it cost.
+
+        Args:
+            messages: the conversation.
+            node: the calling node, for the ledger and reports.
+            gap: the knowledge gap worked on, if any (per-gap ceiling).
+            max_output_tokens: defaults to ``[llm] max_output_tokens``.
+            schema: ask for a structured answer (bound as a forced tool); see ``LLMReply.parsed``.
+            tools: tools the model may call (not with ``schema``).
+
+        Raises:
+            BudgetError: the call was refused; ``reason`` says why (no call was made).
+            ValueError: both ``schema`` and ``tools`` were given.
+        """
+        if schema is not None and tools:
+            raise ValueError("ask for a schema or offer tools, not both")
+        decision = self._decide(gap)
+        if isinstance(decision, Skipped):
+            self._refuse(decision, node=node, gap=gap)
+            raise BudgetError(decision.reason)
+        assert self._model is not None and self._price is not None  # available
+        max_out = max_output_tokens or self._config.llm.max_output_tokens
+        tool_specs = [convert_to_openai_tool(t) for t in ([schema] if schema is not None else list(tools or ()))]
+        parameters = {"max_tokens": max_out, "tools": tool_specs, "forced": schema.__name__ if schema else None}
+        key = request_key(self.model_name, messages, parameters)
+        now = self._now()
+        cached = self._cache.get(key, now=now)
+        if cached is not None:
+            self._record(LedgerEntry(at=now, model=self.model_name, node=node, gap=gap, cache_hit=True))
+            return self._reply(cached.message, schema, cache_hit=True)
+        est_in = count_message_tokens(messages, extra=tool_specs)
+        estimate = cost_usd(self._price, input_tokens=est_in, output_tokens=max_out)
+        spend = self._ledger.spend_in_window(now)
+        cap = self._config.budget.max_cost_usd
+        if spend + self._pending_usd + estimate > cap:
+            detail = (
+                f"window spend ${spend:.4f} + in flight ${self._pending_usd:.4f} + this call's estimate "
+                f"${estimate:.4f} would pass the cap ${cap:g}"
+            )
+            self._ledger.latch(detail)
+            self._refuse(Skipped(reason="budget_exceeded", detail=detail), node=node, gap=gap)
+            raise BudgetError("budget_exceeded")
+        self._calls_made += 1
+        if gap is not None:
+            self._calls_by_gap[gap] += 1
+        self._pending_usd += estimate
+        try:
+            runnable: Any = self._model
+            if schema is not None:
+                runnable = self._model.bind_tools([schema], tool_choice=schema.__name__)
+            elif tools:
+                runnable = self._model.bind_tools(list(tools))
+            message = await runnable.ainvoke(list(messages), max_tokens=max_out)
+        except BaseException:
+            # The provider may have billed a failed or timed-out call: record the estimate (fail closed).
+            self._record(
+                LedgerEntry(
+                    at=self._now(),
+                    model=self.model_name,
+                    node=node,
+                    gap=gap,
+                    input_tokens=est_in,
+                    output_tokens=max_out,
+                    cost_usd=estimate,
+                    estimated=True,
+                )
+            )
+            raise
+        finally:
+            self._pending_usd -= estimate
+        if not isinstance(message, AIMessage):
+            raise TypeError(f"chat model returned {type(message).__name__}, not an AIMessage")
+        usage = message.usage_metadata
+        if usage is None:
+            logger.info("no usage reported by %s for %s; recording the estimate", self.model_name, node)
+            tokens_in, tokens_out, cached_in, estimated = est_in, max_out, 0, True
+        else:
+            details = usage.get("input_token_details") or {}
+            tokens_in, tokens_out = int(usage["input_tokens"]), int(usage["output_tokens"])
+            cached_in, estimated = int(details.get("cache_read") or 0), False
+        cost = cost_usd(self._price, input_tokens=tokens_in, output_tokens=tokens_out, cached_tokens=cached_in)
+        self._record(
+            LedgerEntry(
+                at=self._now(),
+                model=self.model_name,
+                node=node,
+                gap=gap,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                cached_tokens=cached_in,
+                cost_usd=cost,
+                estimated=estimated,
+            )
+        )
+        self._cache.put(key, message, model=self.model_name, now=self._now())
+        reply = self._reply(message, schema, cache_hit=False)
+        return LLMReply(
+            message=reply.message,
+            parsed=reply.parsed,
+            parse_error=reply.parse_error,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cached_tokens=cached_in,
+            cost_usd=cost,
+            estimated=estimated,
+        )
+
+    def _reply(self, message: AIMessage, schema: type[BaseModel] | None, *, cache_hit: bool) -> LLMReply:
+        parsed, error = _parse(message, schema) if schema is not None else (None, None)
+        return LLMReply(message=message, parsed=parsed, parse_error=error, cache_hit=cache_hit)
+
+    def report(self) -> BudgetReport:
+        """Return this run's account: spend, tokens per node and model, calls, cache hits, refusals, breaker."""
+        now = self._now()
+        by_node, by_model = tally(self._run_entries)
+        tripped = self._ledger.tripped_reason is not None
+        return BudgetReport(
+            available=self.available,
+            unavailable_reason=self.unavailable_reason,
+            model=self.model_name,
+            cap_usd=self._config.budget.max_cost_usd,
+            window_minutes=self._config.budget.window_minutes,
+            window_spend_usd=self._ledger.spend_in_window(now),
+            run_spend_usd=sum(e.cost_usd for e in self._run_entries),
+            calls_made=sum(1 for e in self._run_entries if not e.cache_hit),
+            cache_hits=sum(1 for e in self._run_entries if e.cache_hit),
+            refusals=dict(self._refusals),
+            by_node=by_node,
+            by_model=by_model,
+            breaker_tripped=tripped,
+            breaker_reason=self._ledger.tripped_reason,
+            ledger_problem=self._ledger.problem,
+        )
+
+
+def _openai_chat_model(**kwargs: Any) -> BaseChatModel:
+    from langchain_openai import ChatOpenAI
+
+    # No hidden retries: every request the endpoint sees is one the budget allowed and recorded.
+    return ChatOpenAI(**kwargs)
+
+
+def build_gateway(
+    config: DreamingConfig,
+    ws: Workspace,
+    *,
+    env: Mapping[str, str],
+    now: Callable[[], datetime],
+    model_factory: Callable[..., BaseChatModel] | None = None,
+) -> LLMGateway:
+    """Build the run's gateway from ``[llm]``, ``[llm.prices]`` and the environment.
+
+    ``OPENAI_API_KEY`` is required; ``DREAMING_MODEL`` overrides ``[llm] model``; ``[llm] base_url`` wins over
+    ``OPENAI_BASE_URL``. Without a key or a price for the model the gateway is unavailable, the model is never built
+    and the ledger is only read (nothing is written). With both, the ledger is loaded for the run: an unusable one is
+    moved aside (reported in ``events.jsonl``) and the run starts with the breaker tripped.
+
+    Args:
+        config: the workspace configuration.
+        ws: the workspace.
+        env: environment variables (pass ``os.environ`` from the entry point).
+        now: the clock.
+        model_factory: builds the chat model from keyword arguments ``model``, ``api_key``, ``base_url``,
+            ``timeout``, ``max_retries``; defaults to langchain-openai's ``ChatOpenAI``.
+    """
+    model_name = (env.get("DREAMING_MODEL") or "").strip() or config.llm.model
+    price = load_price_table(config.llm.prices).price_for(model_name)
+    api_key = (env.get("OPENAI_API_KEY") or "").strip()
+    reason: str | None = None
+    if not api_key:
+        reason = "no OPENAI_API_KEY in the environment"
+    elif price is None:
+        reason = f"no price for model {model_name!r} (add it under [llm.prices])"
+    if reason is not None:
+        ledger = BudgetLedger.peek(ws.budget_ledger, config.budget, now=now())
+        return LLMGateway(
+            config=config, ws=ws, now=now, model_name=model_name, ledger=ledger, unavailable_reason=reason
+        )
+    started = now()
+    ledger = BudgetLedger.load(ws.budget_ledger, config.budget, now=started)
+    if ledger.moved_aside is not None:
+        record_event(
+            ws.events,
+            "budget_ledger_moved_aside",
+            started,
+            problem=ledger.problem,
+            moved_to=ws.relative(ledger.moved_aside),
+        )
+    base_url = config.llm.base_url or (env.get("OPENAI_BASE_URL") or "").strip() or None
+    factory = model_factory or _openai_chat_model
+    chat_model = factory(
+        model=model_name, api_key=api_key, base_url=base_url, timeout=config.llm.timeout_seconds, max_retries=0
+    )
+    return LLMGateway(
+        config=config, ws=ws, now=now, model_name=model_name, ledger=ledger, chat_model=chat_model, price=price
+    )
