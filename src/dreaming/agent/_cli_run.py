@@ -90,7 +90,7 @@ def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
         narrative=state.get("narrative"),
         sections=diary_sections(state, summaries.get("budget") or {}),
     )
-    console.print(render_diary_entry(entry), markup=False, highlight=False)
+    console.print(render_diary_entry(entry), markup=False, highlight=False, soft_wrap=True)
     console.print(f"MEMORY.md: {ws.memory_md}\nDREAMS.md: {ws.dreams_md}\ninsights:  {ws.insights_dir}", markup=False)
 
 
@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             print_json(jsonable(prior))
             return
-        console.print(prior.text or "No active insights.", markup=False, highlight=False)
+        console.print(prior.text or "No active insights.", markup=False, highlight=False, soft_wrap=True)
 
 
 def _files(ws: Workspace) -> dict[str, int]:

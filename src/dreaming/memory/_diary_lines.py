@@ -21,37 +21,55 @@ def _verdict_lines(s: Mapping[str, Any]) -> list[str]:
     light = s.get("verdicts.light") or {}
     rem = s.get("verdicts.rem") or {}
     deep = s.get("verdicts.deep") or {}
-    if not (review or light or rem or deep):
+    if review.get("source") == "none" and not light.get("ingested"):
         return []
     lines: list[str] = []
-    if review:
-        if review.get("supplied"):
-            lines.append(f"Review: used the supplied verdict_review.jsonl ({_n(review.get('reviewed', 0))} lines).")
-        else:
-            lines.append(
-                f"Reviewed {_n(review.get('reviewed', 0))} verdicts against prices"
-                f" ({_n(review.get('unreviewable', 0))} unreviewable)."
-            )
+    if review.get("source") == "supplied":
+        lines.append("Review: used the supplied verdict_review.jsonl.")
+    elif review:
+        lines.append(
+            f"Reviewed {_n(review.get('reviewed', 0))} verdicts against prices"
+            f" ({_n(review.get('unreviewable', 0))} unreviewable, {_n(review.get('future', 0))} dated after now)."
+        )
+        if review.get("missing_prices"):
+            lines.append("No price file for: " + ", ".join(review["missing_prices"]))
     if light:
         lines.append(
             f"Ingested {_n(light.get('ingested', 0))} matured samples ({_n(light.get('immature', 0))} not yet matured)."
         )
+    candidates = rem.get("candidates") or []
     if rem:
+        passing = [c for c in candidates if c.get("passes_gate")]
         lines.append(
-            f"Exempted {_n(rem.get('exempted', 0))} macro-shock samples; left out {_n(rem.get('unknown_regime', 0))}"
-            f" with unknown regime; scored {_n(len(rem.get('candidates', [])))} buckets"
-            f" ({_n(rem.get('passing', 0))} pass the gate)."
+            f"Exempted {_n(rem.get('exempted', 0))} macro-shock samples (black-swan exemption); left out"
+            f" {_n(rem.get('unknown_regime', 0))} with unknown regime; scored {_n(len(candidates))} buckets,"
+            f" {_n(len(passing))} pass the gate."
         )
-    for key, label in (("promoted", "Promoted"), ("updated", "Updated")):
+    for key, label in (
+        ("promoted", "Promoted"),
+        ("restored", "Promoted again from the archive"),
+        ("updated", "Updated"),
+    ):
         ids = deep.get(key) or []
         if ids:
-            lines.append(f"{label} {len(ids)}: " + ", ".join(_ident(i) for i in ids))
-    for item in deep.get("vetoed") or []:
-        lines.append(f"Vetoed by the model: {_ident(item)}")
+            lines.append(f"{label} ({len(ids)}): " + ", ".join(f"`{i}`" for i in ids))
+    for ident in deep.get("vetoed") or []:
+        lines.append(f"Vetoed by the model: `{ident}`")
     for item in deep.get("retired") or []:
-        lines.append(f"Retired {_ident(item)}")
-    if deep and not any(deep.get(k) for k in ("promoted", "updated", "retired", "vetoed")):
-        lines.append("No insight promoted, updated or retired.")
+        ident, reason = (item[0], item[1]) if isinstance(item, (list, tuple)) else (item, "")
+        lines.append(f"Retired `{ident}`: {reason}")
+    stale = set(deep.get("stale") or [])
+    failed = [c for c in candidates if not c.get("passes_gate")]
+    if failed:
+        best = max(failed, key=lambda c: (c.get("score", 0), c.get("id", "")))
+        lines.append(
+            f"Not promoted: {len(failed)} buckets below the gate (best `{best.get('id')}`"
+            f" score {best.get('score')}, n={best.get('n')})."
+        )
+    if stale:
+        lines.append(f"Not promoted: {len(stale)} passing buckets are stale (not seen in the aging window).")
+    if deep.get("problem"):
+        lines.append(f"Problem: {deep['problem']}")
     return lines
 
 
