@@ -60,7 +60,9 @@ def light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -
         return LightSummary()
     label = ws.relative(source)
     today = now.date()
-    book = PriceBook(ws.prices_dir, report, label_prefix=ws.relative(ws.prices_dir) + "/")
+    first_count = report.count
+    price_report = InputReport()
+    book = PriceBook(ws.prices_dir, price_report, label_prefix=ws.relative(ws.prices_dir) + "/")
     # Per (asset, decision date): (rendered asset, regime or None when prices do not decide, atr from prices).
     cache: dict[tuple[str, date], tuple[str, str | None, float | None]] = {}
     ingested = immature = skipped = from_prices = filled = 0
@@ -69,7 +71,6 @@ def light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -
             checked = check_verdict_line(obj, today)
             if isinstance(checked, str):
                 report.skip(label, number, checked)
-                skipped += 1
                 continue
             day, asset, verdict, shock = checked
             outcomes = obj.get("outcomes")
@@ -77,7 +78,6 @@ def light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -
                 report.skip(
                     label, number, "missing field 'outcomes'" if outcomes is None else "'outcomes' is not an object"
                 )
-                skipped += 1
                 continue
             rendered: list[str] = []
             matured = False
@@ -97,7 +97,6 @@ def light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -
                 problem = "'atr_pct' is not a number"
             if problem:
                 report.skip(label, number, problem)
-                skipped += 1
                 continue
             if not matured:
                 immature += 1
@@ -121,6 +120,8 @@ def light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -
                 f'"regime": "{regime}", "verdict": "{verdict}"}}\n'
             )
             ingested += 1
+    skipped = report.count - first_count
+    report.merge(price_report)
     return LightSummary(
         ingested=ingested,
         immature=immature,

@@ -101,6 +101,7 @@ def rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime, 
     """Aggregate ``verdict-signals.jsonl`` into scored buckets and write ``candidates.json`` atomically."""
     label = ws.relative(ws.verdict_signals)
     today = now.date()
+    first_count = report.count
     buckets: dict[tuple[str, str, str, str], _Bucket] = {}
     samples = exempted = unknown = unclassifiable = skipped = 0
     for number, obj in read_objects(ws.verdict_signals, report, label):
@@ -120,7 +121,6 @@ def rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime, 
             problem = ""
         if problem or isinstance(checked, str) or type(outcomes) is not dict:
             report.skip(label, number, problem)
-            skipped += 1
             continue
         day, asset, verdict, shock = checked
         samples += 1
@@ -176,6 +176,7 @@ def rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime, 
         },
         "candidates": [c.to_json() for c in candidates],
     }
+    skipped = report.count - first_count
     changed = atomic_write_json(ws.candidates, payload)
     return RemSummary(
         candidates=tuple(candidates),

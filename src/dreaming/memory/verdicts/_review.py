@@ -60,7 +60,9 @@ def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Rev
         return ReviewSummary(source="supplied" if ws.verdict_review.exists() else "none")
     label = ws.relative(ws.verdicts)
     today = now.date()
-    book = PriceBook(ws.prices_dir, report, label_prefix=ws.relative(ws.prices_dir) + "/")
+    first_count = report.count
+    price_report = InputReport()
+    book = PriceBook(ws.prices_dir, price_report, label_prefix=ws.relative(ws.prices_dir) + "/")
     # Per (asset, decision date): the rendered line around the per-verdict fields, or None when unreviewable.
     cache: dict[tuple[str, date], tuple[str, str, list[tuple[str, str]]] | None] = {}
     reviewed = unreviewable = skipped = future = 0
@@ -71,7 +73,6 @@ def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Rev
             checked = check_verdict_line(obj, today)
             if isinstance(checked, str):
                 report.skip(label, number, checked)
-                skipped += 1
                 future += "is after now" in checked
                 continue
             day, asset, verdict, shock = checked
@@ -93,6 +94,8 @@ def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Rev
                 items.sort()
                 out.write("{" + ", ".join(f"{dumps(k, ensure_ascii=False)}: {v}" for k, v in items) + "}\n")
             reviewed += 1
+    skipped = report.count - first_count  # bad lines, whether refused while parsing or while checking
+    report.merge(price_report)
     return ReviewSummary(
         source="verdicts",
         reviewed=reviewed,
