@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import asyncio
+import json
+
+from dreaming.memory import Workspace
+from dreaming.memory.search import SearchHit
+from dreaming.tools.memory_search import (
+    FakeMemorySearch,
+    MemorySearch,
+    WorkspaceMemorySearch,
+    memory_search_tool,
+)
+
+
+def hit(path: str, score: float) -> SearchHit:
+    return SearchHit(path=path, start_line=2, end_line=3, score=score, snippet=f"text of {path}")
+
+
+def test_fake_is_driven_by_its_function_and_respects_limit() -> None:
+    calls: list[tuple[str, int]] = []
+
+    def fn(query: str, limit: int) -> list[SearchHit]:
+        calls.append((query, limit))
+        return [hit("a.md", 0.9), hit("b.md", 0.5), hit("c.md", 0.1)]
+
+    fake: MemorySearch = FakeMemorySearch(fn)
+    assert [h.path for h in fake.search("kafka", 2)] == ["a.md", "b.md"]
+    assert calls == [("kafka", 2)]
+
+
+def test_tool_returns_json_hits_sync_and_async() -> None:
+    tool = memory_search_tool(FakeMemorySearch(lambda query, limit: [hit(f"{query}.md", 0.75)]))
+    assert tool.name == "memory_search"
+    out = tool.invoke({"query": "kafka", "limit": 3})
+    assert json.loads(out) == [
+        {
+            "path": "kafka.md",
+            "start_line": 2,
+            "end_line": 3,
+            "score": 0.75,
+            "snippet": "text of kafka.md",
+            "source": "memory",
+        }
+    ]
+    assert json.loads(asyncio.run(tool.ainvoke({"query": "pg"})))[0]["path"] == "pg.md"
+
+
+def test_tool_schema_bounds_limit() -> None:
+    tool = memory_search_tool(FakeMemorySearch(lambda query, limit: []))
+    schema = tool.tool_call_schema.model_json_schema()  # type: ignore[union-attr]
+    assert schema["properties"]["limit"]["maximum"] == 20
+    assert schema["required"] == ["query"]
+
+
+def test_real_search_excludes_dreaming_output(workspace: Workspace) -> None:
+    (workspace.root / "memory" / "dreaming" / "rem").mkdir(parents=True)
+    (workspace.root / "memory" / "dreaming" / "rem" / "2026-04-14.md").write_text("ocelot reflections\n")
+    (workspace.root / "DREAMS.md").write_text("ocelot diary\n")
+    (workspace.root / "memory" / "2026-04-14.md").write_text("saw an ocelot today\n")
+    tool = memory_search_tool(WorkspaceMemorySearch(workspace))
+    hits = json.loads(tool.invoke({"query": "ocelot"}))
+    assert [(h["path"], h["start_line"], h["end_line"]) for h in hits] == [("memory/2026-04-14.md", 1, 1)]
