@@ -131,7 +131,11 @@ def register(app: typer.Typer) -> None:
         ws, _ = open_workspace(workspace)
         prior = load_prior_insights(ws, asset=asset, regime=regime)
         if json_out:
-            print_json(jsonable(prior))
+            rows = [
+                {"id": i.id, "title": i.title, "path": ws.relative(i.path), **jsonable(dict(i.front))}
+                for i in prior.insights
+            ]
+            print_json({"insights": rows, "text": prior.text})
             return
         console.print(prior.text or "No active insights.", markup=False, highlight=False, soft_wrap=True)
 

@@ -1,0 +1,60 @@
+"""``dreaming now``, ``status`` and ``insights``, and the usage errors of the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from dreaming.agent.cli import app
+from tests.agent._workspaces import NIGHT, build_verdict_workspace
+
+runner = CliRunner()
+
+
+def test_now_runs_a_night_marked_as_on_demand(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    result = runner.invoke(app, ["now", "--workspace", str(ws), "--now", NIGHT, "--json"])
+    assert result.exit_code == 0, result.output
+    assert "-now-" in json.loads(result.output)["run_id"]
+    assert "(now, 03:00 UTC)" in (ws / "DREAMS.md").read_text()
+
+
+def test_status_shows_last_run_lock_and_state_sizes(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    assert runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT]).exit_code == 0
+    result = runner.invoke(app, ["status", "--workspace", str(ws), "--json"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["last_run"]["type"] == "run.finished"
+    assert info["lock"] == "free"
+    assert info["state_files"]["candidates.json"] > 0
+    assert info["insights"] >= 1
+
+
+def test_insights_filters_by_asset_and_regime(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    assert runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT]).exit_code == 0
+    shown = runner.invoke(app, ["insights", "--workspace", str(ws)])
+    assert shown.exit_code == 0 and "Reliable" in shown.output
+    other = runner.invoke(app, ["insights", "--workspace", str(ws), "--asset", "GOLD", "--json"])
+    assert other.exit_code == 0
+    assert json.loads(other.output)["insights"] == []
+    up = runner.invoke(app, ["insights", "--workspace", str(ws), "--regime", "uptrend", "--json"])
+    ids = [i["id"] for i in json.loads(up.output)["insights"]]
+    assert "reliable-buy-test-uptrend-7d" in ids
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["run", "--workspace", str(tmp_path / "missing")]).exit_code == 2
+    assert runner.invoke(app, ["run", "--workspace", str(tmp_path), "--now", "yesterday"]).exit_code == 2
+    (tmp_path / "dreaming.toml").write_text("[deep\n")
+    result = runner.invoke(app, ["run", "--workspace", str(tmp_path)])
+    assert result.exit_code == 2 and "not valid TOML" in result.output
+
+
+def test_empty_workspace_runs_and_writes_a_diary(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["run", "--workspace", str(tmp_path), "--now", NIGHT])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "DREAMS.md").read_text().startswith("# Dream Diary\n")
