@@ -1,0 +1,159 @@
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import time
+from pathlib import Path
+
+import pytest
+
+from dreaming.errors import RetryableToolError, ToolError
+from dreaming.memory.research import EvidencePool, SourceHit
+from dreaming.tools.codebase import (
+    FakeCodebaseSearch,
+    RipgrepSearch,
+    codebase_search_tool,
+    find_rg,
+    is_secret_path,
+)
+
+PLANTED = "sk-proj-PLANTEDSECRET1234567890abcdef"
+
+pytestmark = pytest.mark.skipif(find_rg() is None, reason="ripgrep is not installed")
+
+
+def _tree(root: Path) -> Path:
+    code = root / "project"
+    (code / "src").mkdir(parents=True)
+    (code / ".gitignore").write_text("build/\n")
+    (code / "src" / "settings.py").write_text(
+        "# Research settings\n"
+        "\n"
+        "CONFIDENCE_THRESHOLD = 0.7  # keep findings at or above this\n"
+        "\n"
+        f'OPENAI_KEY = "{PLANTED}"  # confidence threshold key\n'
+    )
+    (code / "build").mkdir()
+    (code / "build" / "generated.py").write_text("CONFIDENCE_THRESHOLD = 0.1\n")
+    (code / ".env").write_text(f"OPENAI_API_KEY={PLANTED}\nCONFIDENCE_THRESHOLD=0.9\n")
+    (code / "server.pem").write_text("CONFIDENCE_THRESHOLD in a pem\n")
+    (code / "deploy_credentials.txt").write_text("CONFIDENCE_THRESHOLD credentials\n")
+    return code
+
+
+def _run(coro: object) -> list[SourceHit]:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def test_finds_code_respects_gitignore_and_never_opens_secret_files(tmp_path: Path) -> None:
+    code = _tree(tmp_path)
+    search = RipgrepSearch([code], base=tmp_path)
+    hits = _run(search.search("confidence threshold"))
+    paths = {hit.path for hit in hits}
+    assert paths == {"project/src/settings.py"}
+    first = next(hit for hit in hits if hit.line == 3)
+    assert first.locator == "project/src/settings.py:3"
+    assert first.line_text == "CONFIDENCE_THRESHOLD = 0.7  # keep findings at or above this"
+    assert "# Research settings" in first.snippet  # context before
+    for hit in hits:
+        assert PLANTED not in hit.snippet
+        assert PLANTED not in (hit.line_text or "")
+    assert any("[REDACTED]" in hit.snippet for hit in hits)
+
+
+def test_the_exact_phrase_ranks_first_and_matches_are_bounded(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    lines = [f"value_{i} = {i}  # gap threshold" for i in range(30)]
+    lines.append("the knowledge gap threshold is documented here")
+    (code / "a.py").write_text("\n".join(lines) + "\n")
+    hits = _run(RipgrepSearch([code], max_matches=5).search("knowledge gap threshold"))
+    assert len(hits) == 5
+    assert hits[0].line_text == "the knowledge gap threshold is documented here"
+
+
+def test_read_line_rereads_inside_roots_only(tmp_path: Path) -> None:
+    code = _tree(tmp_path)
+    search = RipgrepSearch([code], base=tmp_path)
+    assert (
+        search.read_line("project/src/settings.py", 3) == "CONFIDENCE_THRESHOLD = 0.7  # keep findings at or above this"
+    )
+    assert PLANTED not in (search.read_line("project/src/settings.py", 5) or "")
+    assert search.read_line("project/.env", 1) is None
+    assert search.read_line("project/src/settings.py", 99) is None
+    (tmp_path / "outside.txt").write_text("outside\n")
+    assert search.read_line("outside.txt", 1) is None
+
+
+def test_symlinks_out_of_the_roots_are_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret_notes.py").write_text("confidence threshold outside the root\n")
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "inside.py").write_text("confidence threshold inside\n")
+    (code / "link.py").symlink_to(outside / "secret_notes.py")
+    (code / "linkdir").symlink_to(outside, target_is_directory=True)
+    hits = _run(RipgrepSearch([code], base=tmp_path).search("confidence threshold"))
+    assert [hit.path for hit in hits] == ["code/inside.py"]
+
+
+def test_timeout_kills_ripgrep_and_is_retryable(tmp_path: Path) -> None:
+    slow = tmp_path / "slow-rg"
+    slow.write_text("#!/bin/sh\nexec sleep 30\n")
+    slow.chmod(slow.stat().st_mode | stat.S_IEXEC)
+    (tmp_path / "a.py").write_text("x\n")
+    search = RipgrepSearch([tmp_path], rg_path=slow, timeout_s=0.3)
+    started = time.monotonic()
+    with pytest.raises(RetryableToolError):
+        _run(search.search("anything"))
+    assert time.monotonic() - started < 5
+
+
+def test_missing_binary_is_a_tool_error(tmp_path: Path) -> None:
+    search = RipgrepSearch([tmp_path], rg_path=tmp_path / "no-such-rg")
+    with pytest.raises(ToolError):
+        _run(search.search("anything"))
+
+
+def test_missing_roots_find_nothing(tmp_path: Path) -> None:
+    assert _run(RipgrepSearch([tmp_path / "missing"]).search("x")) == []
+
+
+def test_secret_path_filter() -> None:
+    for path in (".env", "a/.env.local", "k/server.pem", "id_rsa", "x/aws_credentials", ".git/config", "a.P12"):
+        assert is_secret_path(path), path
+    for path in ("src/env.py", "keys.py", "docs/identity.md"):
+        assert not is_secret_path(path), path
+
+
+def test_fake_and_langchain_tool_fence_hits_with_ids() -> None:
+    hit = SourceHit(
+        source_type="codebase", locator="src/a.py:3", snippet="THRESHOLD = 0.7", path="src/a.py", line=3, line_text="x"
+    )
+    fake = FakeCodebaseSearch(lambda q: [hit, hit])
+    pool = EvidencePool()
+    tool = codebase_search_tool(fake, pool=pool)
+    message = asyncio.run(
+        tool.ainvoke({"type": "tool_call", "id": "call-1", "name": "codebase_search", "args": {"query": "threshold"}})
+    )
+    assert fake.calls == ["threshold"]
+    assert '<evidence id="E1" source="codebase" locator="src/a.py:3">' in message.content
+    assert message.artifact == [hit, hit]
+    assert len(pool) == 1
+
+
+def test_no_process_is_left_behind(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("needle\n" * 10)
+    before = set(os.listdir("/proc")) if os.path.isdir("/proc") else set()
+    _run(RipgrepSearch([tmp_path]).search("needle"))
+    after = set(os.listdir("/proc")) if os.path.isdir("/proc") else set()
+    leftovers = [
+        pid
+        for pid in after - before
+        if pid.isdigit()
+        and Path(f"/proc/{pid}/comm").exists()
+        and Path(f"/proc/{pid}/comm").read_text().strip() == "rg"
+    ]
+    assert leftovers == []
