@@ -1,0 +1,75 @@
+"""The OpenClaw-compatible recall path: recording recalls, ranking, light/REM/deep, promotion and the doctor.
+
+Reads and writes OpenClaw's files as they are (``memory/.dreams/short-term-recall.json`` version 1,
+``phase-signals.json``, the promotion lock, MEMORY.md promotion sections), and does better where its users hurt:
+no read size cap (#92050), dreaming output never recorded or promoted (#67580), retention that evicts entries without
+real recalls first (#150635), ingestion signals never reported as recalls (#72021).
+"""
+
+from __future__ import annotations
+
+from dreaming.memory.recall._apply import compact_memory_for_budget, promotion_marker, rehydrate
+from dreaming.memory.recall._audit import (
+    AuditIssue,
+    AuditReport,
+    RepairReport,
+    audit_recall_artifacts,
+    repair_recall_artifacts,
+)
+from dreaming.memory.recall._concepts import derive_concept_tags
+from dreaming.memory.recall._contamination import is_contaminated_snippet, line_range_overlaps_dreaming_fence
+from dreaming.memory.recall._deep import AppliedPromotion, PromotionSummary, deep_sleep_recall
+from dreaming.memory.recall._ingest import chunk_daily_note, ingest_daily_notes
+from dreaming.memory.recall._paths import is_short_term_path
+from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
+from dreaming.memory.recall._phases import RecallPhaseSummary, light_sleep_recall, rem_sleep_recall
+from dreaming.memory.recall._ranking import Candidate, Components, RankingResult, rank_short_term_candidates
+from dreaming.memory.recall._record import (
+    GroundedItem,
+    RecallQuery,
+    RecallResult,
+    record_grounded_short_term_candidates,
+    record_recall_batch,
+    record_short_term_recalls,
+    remove_grounded_short_term_candidates,
+)
+from dreaming.memory.recall._store import read_store, write_store
+
+__all__ = [
+    "AppliedPromotion",
+    "AuditIssue",
+    "AuditReport",
+    "Candidate",
+    "Components",
+    "GroundedItem",
+    "PromotionSummary",
+    "RankingResult",
+    "RecallPhaseSummary",
+    "RecallQuery",
+    "RecallResult",
+    "RepairReport",
+    "audit_recall_artifacts",
+    "chunk_daily_note",
+    "compact_memory_for_budget",
+    "deep_sleep_recall",
+    "derive_concept_tags",
+    "ingest_daily_notes",
+    "is_contaminated_snippet",
+    "is_short_term_path",
+    "light_sleep_recall",
+    "line_range_overlaps_dreaming_fence",
+    "promotion_marker",
+    "rank_short_term_candidates",
+    "read_light_staged_keys",
+    "read_store",
+    "record_grounded_short_term_candidates",
+    "record_phase_signals",
+    "record_recall_batch",
+    "record_rem_considered",
+    "record_short_term_recalls",
+    "rehydrate",
+    "rem_sleep_recall",
+    "remove_grounded_short_term_candidates",
+    "repair_recall_artifacts",
+    "write_store",
+]

@@ -1,0 +1,208 @@
+"""Light and REM sleep for recalls, as OpenClaw runs them in its separate storage mode.
+
+Light ingests recent daily notes, stages the freshest entries and writes ``memory/dreaming/light/<day>.md``; REM finds
+recurring themes and possible lasting truths and writes ``memory/dreaming/rem/<day>.md``. Both record phase signals,
+which lift an entry's promotion score. Neither writes into daily notes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from dreaming.config import DreamingConfig
+from dreaming.memory._io import atomic_write_text
+from dreaming.memory._workspace import Workspace
+from dreaming.memory.recall._contamination import is_unpromotable_snippet
+from dreaming.memory.recall._ingest import IngestReport, ingest_daily_notes
+from dreaming.memory.recall._paths import resolve_note_path
+from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
+from dreaming.memory.recall._record import day_bucket_for
+from dreaming.memory.recall._store import parse_iso, read_store
+
+__all__ = [
+    "LIGHT_LOOKBACK_DAYS",
+    "REM_LOOKBACK_DAYS",
+    "RecallPhaseSummary",
+    "light_sleep_recall",
+    "phase_report_path",
+    "rem_sleep_recall",
+    "text_similarity",
+]
+
+LIGHT_LOOKBACK_DAYS = 2
+REM_LOOKBACK_DAYS = 7
+LIGHT_DEDUPE_SIMILARITY = 0.9
+REM_TRUTH_SIMILARITY = 0.88
+REM_MIN_PATTERN_STRENGTH = 0.75
+REM_MIN_TRUTH_CONFIDENCE = 0.45
+STAGE_LIMIT = 20
+"""Light stages at most this many entries per night."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecallPhaseSummary:
+    """What one light or REM pass did."""
+
+    phase: str
+    """``light`` or ``rem``."""
+    day: str
+    """The dreaming day (``YYYY-MM-DD`` in the configured timezone)."""
+    report_path: Path
+    """The report written under ``memory/dreaming/<phase>/``."""
+    keys: tuple[str, ...]
+    """Entries staged (light) or offered as lasting truths (REM); they received a phase signal."""
+    themes: tuple[str, ...] = ()
+    """REM reflections: concept tags that kept surfacing."""
+    ingest: IngestReport | None = None
+    """Daily-note ingestion (light only)."""
+    lines: tuple[str, ...] = field(default=(), repr=False)
+    """The report's body lines."""
+
+
+def phase_report_path(ws: Workspace, phase: str, day: str) -> Path:
+    """Return ``memory/dreaming/<phase>/<day>.md``."""
+    return ws.reports_dir / phase / f"{day}.md"
+
+
+def text_similarity(a: str, b: str) -> float:
+    """Return the Jaccard similarity of the lower-cased word sets of ``a`` and ``b``."""
+    wa, wb = set(a.lower().split()), set(b.lower().split())
+    if not wa or not wb:
+        return 1.0 if wa == wb else 0.0
+    return len(wa & wb) / len(wa | wb)
+
+
+def _signals(entry: dict[str, Any]) -> int:
+    return sum(int(entry.get(n) or 0) for n in ("recallCount", "dailyCount", "groundedCount"))
+
+
+def _avg(entry: dict[str, Any]) -> float:
+    return min(1.0, max(0.0, float(entry.get("totalScore") or 0) / max(1, _signals(entry))))
+
+
+def _recent(ws: Workspace, entries: dict[str, Any], today: date, lookback: int) -> dict[str, dict[str, Any]]:
+    oldest = (today - timedelta(days=lookback)).isoformat()
+    out: dict[str, dict[str, Any]] = {}
+    for key, entry in entries.items():
+        if not isinstance(entry, dict) or is_unpromotable_snippet(str(entry.get("snippet", ""))):
+            continue
+        days = [d for d in entry.get("recallDays") or [] if isinstance(d, str)]
+        if not any(d >= oldest for d in days) or not resolve_note_path(ws, str(entry.get("path", ""))).is_file():
+            continue
+        out[key] = entry
+    return out
+
+
+def _evidence(entry: dict[str, Any]) -> str:
+    return f"{entry.get('path')}:{entry.get('startLine')}-{entry.get('endLine')}"
+
+
+def light_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) -> RecallPhaseSummary:
+    """Ingest daily notes, stage the freshest recalls, write the light report and record light signals."""
+    day = day_bucket_for(now, config.timezone)
+    ingest = ingest_daily_notes(ws, now=now, timezone=config.timezone, limit=config.deep.limit)
+    entries = _recent(ws, read_store(ws, now=now).entries, date.fromisoformat(day), LIGHT_LOOKBACK_DAYS)
+
+    def order(item: tuple[str, dict[str, Any]]) -> tuple[float, int]:
+        moment = parse_iso(item[1].get("lastRecalledAt"))
+        return (-(moment.timestamp() if moment else -math.inf), -int(item[1].get("recallCount") or 0))
+
+    staged: list[tuple[str, dict[str, Any]]] = []
+    for key, entry in sorted(entries.items(), key=order):
+        snippet = str(entry.get("snippet", ""))
+        if any(
+            e.get("path") == entry.get("path")
+            and text_similarity(str(e.get("snippet", "")), snippet) >= LIGHT_DEDUPE_SIMILARITY
+            for _, e in staged
+        ):
+            continue
+        staged.append((key, entry))
+        if len(staged) >= STAGE_LIMIT:
+            break
+    lines: list[str] = []
+    for _, entry in staged:
+        lines += [
+            f"- Candidate: {entry.get('snippet')}",
+            f"  - confidence: {_avg(entry):.2f}",
+            f"  - evidence: {_evidence(entry)}",
+            f"  - recalls: {int(entry.get('recallCount') or 0)}",
+            f"  - ingestion signals: {int(entry.get('dailyCount') or 0)}",
+            "  - status: staged",
+        ]
+    keys = tuple(k for k, _ in staged)
+    path = phase_report_path(ws, "light", day)
+    atomic_write_text(path, _report("Light Sleep", day, lines or ["- No notable updates."]))
+    record_phase_signals(ws, phase="light", keys=keys, now=now)
+    return RecallPhaseSummary(phase="light", day=day, report_path=path, keys=keys, ingest=ingest, lines=tuple(lines))
+
+
+def _report(title: str, day: str, lines: list[str]) -> str:
+    return f"# {title} ({day})\n\n## {title}\n" + "\n".join(lines) + "\n"
+
+
+def _truth_confidence(entry: dict[str, Any]) -> float:
+    recalls = int(entry.get("recallCount") or 0)
+    days = len(entry.get("recallDays") or [])
+    tags = len(entry.get("conceptTags") or [])
+    return (
+        0.45 * _avg(entry)
+        + 0.25 * min(1.0, math.log1p(recalls) / math.log(7))
+        + 0.20 * min(1.0, days / 3)
+        + 0.10 * min(1.0, tags / 6)
+    )
+
+
+def rem_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) -> RecallPhaseSummary:
+    """Reflect on the week's recalls: themes and possible lasting truths; write the REM report and REM signals."""
+    day = day_bucket_for(now, config.timezone)
+    recent = _recent(ws, read_store(ws, now=now).entries, date.fromisoformat(day), REM_LOOKBACK_DAYS)
+    staged = read_light_staged_keys(ws) & set(recent)
+    pool = {k: recent[k] for k in sorted(staged)} if staged else recent
+    limit = max(1, config.deep.limit)
+    tag_counts = Counter(t.lower() for e in pool.values() for t in dict.fromkeys(e.get("conceptTags") or []))
+    themes = [
+        (tag, min(1.0, count / len(pool) * 2))
+        for tag, count in tag_counts.most_common()
+        if pool and min(1.0, count / len(pool) * 2) >= REM_MIN_PATTERN_STRENGTH
+    ][:limit]
+    lines = ["### Reflections"]
+    for tag, strength in themes:
+        holders = [e for e in pool.values() if tag in (t.lower() for t in e.get("conceptTags") or [])]
+        lines += [
+            f"- Theme: `{tag}` kept surfacing across {len(holders)} memories.",
+            f"  - confidence: {strength:.2f}",
+            f"  - evidence: {', '.join(_evidence(e) for e in holders[:3])}",
+            "  - note: reflection",
+        ]
+    if not themes:
+        lines.append("- No recurring themes.")
+    truths: list[tuple[float, str, dict[str, Any]]] = []
+    for key, entry in sorted(pool.items(), key=lambda kv: -_truth_confidence(kv[1])):
+        if entry.get("promotedAt"):
+            continue
+        confidence = _truth_confidence(entry)
+        snippet = str(entry.get("snippet", ""))
+        if confidence < REM_MIN_TRUTH_CONFIDENCE or any(
+            text_similarity(str(t[2].get("snippet", "")), snippet) >= REM_TRUTH_SIMILARITY for t in truths
+        ):
+            continue
+        truths.append((confidence, key, entry))
+    truths = truths[: max(1, min(3, config.deep.limit))]
+    lines.append("")
+    lines.append("### Possible Lasting Truths")
+    lines += [f"- {e.get('snippet')} [confidence={c:.2f} evidence={_evidence(e)}]" for c, _, e in truths]
+    if not truths:
+        lines.append("- None yet.")
+    keys = tuple(k for _, k, _ in truths)
+    path = phase_report_path(ws, "rem", day)
+    atomic_write_text(path, _report("REM Sleep", day, lines))
+    record_phase_signals(ws, phase="rem", keys=keys, now=now)
+    record_rem_considered(ws, keys=staged, now=now)
+    return RecallPhaseSummary(
+        phase="rem", day=day, report_path=path, keys=keys, themes=tuple(t for t, _ in themes), lines=tuple(lines)
+    )
