@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+from datetime import datetime
+
+from dreaming.config import VerdictsConfig
+from dreaming.memory import Workspace
+from dreaming.memory.verdicts import (
+    INDEX_END,
+    INDEX_START,
+    Scalar,
+    deep_sleep_verdicts,
+    load_prior_insights,
+    parse_scalar,
+    read_insight,
+    render_insight,
+    write_insight,
+    write_memory_index,
+)
+
+from ._helpers import candidate, write_candidates
+
+
+def _research(ws: Workspace, slug: str, confirmed: str | None = None) -> None:
+    front: dict[str, str | float | None] = {
+        "id": slug,
+        "kind": "research",
+        "title": f"Finding {slug}",
+        "confidence": 0.9,
+    }
+    if confirmed:
+        front["last_confirmed"] = confirmed
+    write_insight(ws.insights_dir / f"{slug}.md", front, "# ignored heading\nThe finding.\n")
+
+
+def test_no_insights_and_no_memory_file_creates_nothing(workspace: Workspace) -> None:
+    assert not write_memory_index(workspace)
+    assert not workspace.memory_md.exists()
+
+
+def test_missing_memory_file_is_created_with_heading(workspace: Workspace) -> None:
+    _research(workspace, "research-a")
+    assert write_memory_index(workspace)
+    assert workspace.memory_md.read_text() == (
+        "# Long-Term Memory\n\n"
+        f"{INDEX_START}\n## Insights\n\n"
+        "- [Finding research-a](memory/insights/research-a.md) — confidence 0.9\n"
+        f"{INDEX_END}\n"
+    )
+    assert not write_memory_index(workspace)
+
+
+def test_only_the_marked_block_changes(workspace: Workspace) -> None:
+    user_top = (
+        "# Memory\r\n\r\nnotes with trailing spaces   \n\xe9\xff raw bytes\n\n"
+        "## Promoted From Short-Term Memory (2026-04-14)\n- x\n"
+    )
+    user_bottom = "\n## Promoted From Short-Term Memory (2026-04-15)\n- y"
+    raw = user_top.encode("latin-1") + f"{INDEX_START}\nold\n{INDEX_END}".encode() + user_bottom.encode()
+    workspace.memory_md.write_bytes(raw)
+    _research(workspace, "research-b")
+    assert write_memory_index(workspace)
+    data = workspace.memory_md.read_bytes()
+    assert data.startswith(user_top.encode("latin-1") + INDEX_START.encode())
+    assert data.endswith(INDEX_END.encode() + user_bottom.encode())
+    assert b"research-b.md" in data and b"\nold\n" not in data
+    assert not write_memory_index(workspace)
+
+
+def test_scalars_round_trip(workspace: Workspace) -> None:
+    front: dict[str, Scalar] = {
+        "a": "NDQ.AX",
+        "b": "123",
+        "c": "true",
+        "d": 'He said: "x" # y',
+        "e": 1.5,
+        "f": 3,
+        "g": None,
+        "h": False,
+    }
+    text = render_insight(front, "body\n")
+    assert 'b: "123"\n' in text and "a: NDQ.AX\n" in text
+    path = workspace.root / "x.md"
+    path.write_text(text)
+    insight = read_insight(path)
+    assert insight is not None and dict(insight.front) == front and insight.body == "body\n"
+    assert parse_scalar("'it''s'") == "it's"
+
+
+def test_prior_insights_newest_first_and_filtered(workspace: Workspace, now: datetime) -> None:
+    write_candidates(workspace, [candidate(asset="A"), candidate(asset="B", regime="uptrend")])
+    deep_sleep_verdicts(workspace, VerdictsConfig(), now=now)
+    _research(workspace, "research-old", confirmed="2026-01-01")
+    _research(workspace, "research-new", confirmed="2026-04-20")
+    prior = load_prior_insights(workspace)
+    assert [i.id for i in prior.insights] == [
+        "research-new",
+        "caution-hold-a-downtrend-30d",
+        "caution-hold-b-uptrend-30d",
+        "research-old",
+    ]
+    assert prior.text.count("\n### ") + prior.text.startswith("### ") == 4
+    only = load_prior_insights(workspace, asset="a", regime="DOWNTREND")
+    assert [i.id for i in only.insights] == ["caution-hold-a-downtrend-30d"]
+    assert (
+        "### ⚠️ Admonition: HOLD on A in a downtrend (30d) frequently misses opportunities (score 1.0, n=11;"
+        in only.text
+    )
+    assert "> Action suggestion:" in only.text
+    assert load_prior_insights(workspace, asset="ZZZ").text == ""
