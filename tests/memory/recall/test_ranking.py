@@ -1,0 +1,201 @@
+"""Ranking gates and components (B1.2 ranking cases), with numbers computed by hand."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from dreaming.config import DeepConfig, DreamingConfig
+from dreaming.memory import Workspace
+from dreaming.memory.recall import (
+    GroundedItem,
+    deep_sleep_recall,
+    rank_short_term_candidates,
+    read_light_staged_keys,
+    record_grounded_short_term_candidates,
+    record_phase_signals,
+    record_rem_considered,
+    remove_grounded_short_term_candidates,
+)
+
+from .helpers import ZERO, at, entries, note, rec
+
+PATH = "memory/2026-04-01.md"
+GLACIER = "Move backups to S3 Glacier."
+
+
+def test_one_recall_does_not_pass_default_gates(workspace: Workspace) -> None:
+    rec(workspace, "q", PATH, 1, 1, 0.96, GLACIER, at("2026-04-01T10:00:00"))
+    result = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-01T10:05:00"))
+    assert result.candidates == () and result.skipped[0][1] == "min_recall_count"
+
+
+def test_negative_overrides_fall_back_to_defaults(workspace: Workspace) -> None:
+    rec(workspace, "q", PATH, 1, 1, 0.96, GLACIER, at("2026-04-01T10:00:00"))
+    config = DreamingConfig.from_mapping(
+        {"deep": {"min_score": -1, "min_recall_count": -1, "min_unique_queries": -1}}
+    ).deep
+    assert rank_short_term_candidates(workspace, config, now=at("2026-04-01T10:05:00")).candidates == ()
+
+
+def test_max_age_gate(workspace: Workspace) -> None:
+    rec(workspace, "q", PATH, 1, 1, 0.9, GLACIER, at("2026-04-01T10:00:00"))
+    config = DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0, max_age_days=7)
+    result = rank_short_term_candidates(workspace, config, now=at("2026-04-15T10:00:00"))
+    assert result.candidates == () and result.skipped == ((f"memory:{PATH}:1:1", "max_age_days"),)
+
+
+@pytest.mark.parametrize(("half_life", "expected"), [(14.0, 0.5), (7.0, 0.25), (28.0, 0.707)])
+def test_recency_half_life(workspace: Workspace, half_life: float, expected: float) -> None:
+    rec(workspace, "q", PATH, 1, 1, 0.9, GLACIER, at("2026-04-01T10:00:00"))
+    config = DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0, recency_half_life_days=half_life)
+    (c,) = rank_short_term_candidates(workspace, config, now=at("2026-04-15T10:00:00")).candidates
+    assert round(c.components.recency, 3) == expected
+
+
+def _daily_day(ws: Workspace, day: str) -> None:
+    now = at(f"{day}T10:00:00")
+    rec(ws, f"__dreaming_daily__:{day}", PATH, 1, 2, 0.62, GLACIER, now, signal_type="daily", day_bucket=day)
+    key = f"memory:{PATH}:1:2"
+    record_phase_signals(ws, phase="light", keys=[key], now=now)
+    record_phase_signals(ws, phase="rem", keys=[key], now=now)
+
+
+def test_daily_only_signals_clear_the_gate_on_day_three(workspace: Workspace) -> None:
+    _daily_day(workspace, "2026-04-01")
+    assert rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-01T10:01:00")).candidates == ()
+    _daily_day(workspace, "2026-04-02")
+    assert rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-02T10:01:00")).candidates == ()
+    _daily_day(workspace, "2026-04-03")
+    (c,) = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00")).candidates
+    assert (c.recall_count, c.daily_count, c.unique_queries) == (0, 3, 3)
+    assert c.recall_days == ("2026-04-01", "2026-04-02", "2026-04-03")
+    # 0.3*0.62 + 0.24*ln4/ln11 + 0.15*3/5 + 0.15*~1 + 0.10*0.504 + 0.06*3/6 = 0.645; boost (0.06+0.09)*ln4/ln7 = 0.107
+    parts = c.components
+    assert (round(parts.relevance, 3), round(parts.frequency, 3), round(parts.diversity, 3)) == (0.62, 0.578, 0.6)
+    assert (round(parts.recency, 3), round(parts.consolidation, 3), round(parts.conceptual, 3)) == (1.0, 0.504, 0.5)
+    assert round(parts.phase_boost, 3) == 0.107
+    assert round(c.score, 3) == 0.752 and c.score >= 0.75
+
+
+def test_daily_only_without_phase_boost_stays_below_gate(workspace: Workspace) -> None:
+    for day in ("2026-04-01", "2026-04-02", "2026-04-03"):
+        rec(workspace, f"__dreaming_daily__:{day}", PATH, 1, 2, 0.62, GLACIER, at(f"{day}T10:00:00"),
+            signal_type="daily", day_bucket=day)  # fmt: skip
+    result = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00"))
+    assert result.skipped == ((f"memory:{PATH}:1:2", "min_score"),)
+
+
+def test_spaced_recalls_consolidation(workspace: Workspace) -> None:
+    rec(workspace, "a", PATH, 1, 1, 0.9, GLACIER, at("2026-04-01T10:00:00"))
+    rec(workspace, "b", PATH, 1, 1, 0.9, GLACIER, at("2026-04-04T10:00:00"))
+    (c,) = rank_short_term_candidates(workspace, ZERO, now=at("2026-04-04T10:00:00")).candidates
+    assert c.recall_days == ("2026-04-01", "2026-04-04")
+    # 0.55 * ln2/ln5 + 0.45 * 3/7 = 0.2369 + 0.1929
+    assert round(c.components.consolidation, 3) == 0.430
+
+
+def test_phase_boost_reorders_ties(workspace: Workspace) -> None:
+    now = at("2026-04-03T10:00:00")
+    for day in ("2026-04-01", "2026-04-02"):
+        for q in ("alpha", "beta"):
+            rec(workspace, q, f"memory/{day}.md", 1, 1, 0.75, "Same shaped fact.", now)
+    before = rank_short_term_candidates(workspace, ZERO, now=now).candidates
+    assert [c.path for c in before] == ["memory/2026-04-01.md", "memory/2026-04-02.md"]
+    key = "memory:memory/2026-04-02.md:1:1"
+    record_phase_signals(workspace, phase="light", keys=[key], now=now)
+    record_phase_signals(workspace, phase="rem", keys=[key], now=now)
+    after = rank_short_term_candidates(workspace, ZERO, now=now).candidates
+    assert after[0].path == "memory/2026-04-02.md"
+    # (0.06 + 0.09) * ln2/ln7
+    assert round(after[0].components.phase_boost, 3) == 0.053
+    signals = json.loads(workspace.phase_signals.read_text())["entries"][key]
+    assert (signals["lightHits"], signals["remHits"]) == (1, 1)
+
+
+def test_fresh_rem_signal_beats_stale(workspace: Workspace) -> None:
+    now = at("2026-04-05T10:00:00")
+    for day in ("2026-04-01", "2026-04-02"):
+        rec(workspace, "q", f"memory/{day}.md", 1, 1, 0.8, "Same shaped fact.", now)
+    record_phase_signals(workspace, phase="rem", keys=["memory:memory/2026-04-01.md:1:1"], now=at("2026-02-01T10:00:00"))
+    record_phase_signals(workspace, phase="rem", keys=["memory:memory/2026-04-02.md:1:1"], now=now)
+    ranked = rank_short_term_candidates(workspace, ZERO, now=now).candidates
+    assert ranked[0].path == "memory/2026-04-02.md"
+    # 63 days = 4.5 half-lives: 0.09 * 0.356 * 2**-4.5 = 0.001
+    assert (round(ranked[0].components.phase_boost, 3), round(ranked[1].components.phase_boost, 3)) == (0.032, 0.001)
+
+
+def test_light_staged_keys_until_rem_considers_them(workspace: Workspace) -> None:
+    now = at("2026-04-05T10:00:00")
+    record_phase_signals(workspace, phase="light", keys=["a", "b"], now=now)
+    record_phase_signals(workspace, phase="rem", keys=["b"], now=now + timedelta(minutes=1))
+    assert read_light_staged_keys(workspace) == {"a"}
+    record_rem_considered(workspace, keys=["a"], now=now + timedelta(minutes=2))
+    assert read_light_staged_keys(workspace) == set()
+
+
+def test_grounded_evidence_is_ranked_and_applied(workspace: Workspace) -> None:
+    text = 'Always use "Happy Together" calendar for flights and reservations.'
+    note(workspace, PATH, [text])
+    now = at("2026-04-01T10:00:00")
+    record_grounded_short_term_candidates(
+        workspace,
+        [
+            GroundedItem(path=PATH, start_line=1, end_line=1, snippet=text, score=0.92, query="x:lasting-update", signal_count=2),
+            GroundedItem(path=PATH, start_line=1, end_line=1, snippet=text, score=0.82, query="x:candidate"),
+        ],
+        now=now,
+    )  # fmt: skip
+    (c,) = rank_short_term_candidates(workspace, DeepConfig(), now=now).candidates
+    assert (c.grounded_count, c.unique_queries) == (3, 2)
+    assert round(c.avg_score, 3) == 0.887  # (2*0.92 + 0.82) / 3
+    summary = deep_sleep_recall(workspace, DreamingConfig(), now=now)
+    assert len(summary.applied) == 1 and text in workspace.memory_md.read_text()
+    assert summary.real_recalls == 3 and summary.ingestion_signals == 0
+
+
+def test_remove_grounded_only_entries(workspace: Workspace) -> None:
+    now = at("2026-04-01T10:00:00")
+    items = [
+        GroundedItem(path=PATH, start_line=1, end_line=1, snippet="Grounded only.", score=0.9, query="g", signal_count=2),
+        GroundedItem(path=PATH, start_line=2, end_line=2, snippet="Grounded and recalled.", score=0.9, query="g",
+                     signal_count=2),
+    ]  # fmt: skip
+    record_grounded_short_term_candidates(workspace, items, now=now)
+    rec(workspace, "live", PATH, 2, 2, 0.8, "Grounded and recalled.", now)
+    assert remove_grounded_short_term_candidates(workspace, now=now) == 1
+    (left,) = entries(workspace)
+    assert (left["groundedCount"], left["recallCount"]) == (2, 1)
+
+
+def test_contaminated_entry_already_in_store_is_not_ranked(workspace: Workspace) -> None:
+    rec(workspace, "q", PATH, 1, 1, 0.9, GLACIER, at("2026-04-01T10:00:00"))
+    doc = json.loads(workspace.recall_store.read_text())
+    (entry,) = doc["entries"].values()
+    entry["snippet"] = (
+        "Reflections: Theme: assistant. confidence: 1.00 evidence: memory/2026-04-01.md:1-1 recalls: 4 status: staged"
+    )
+    workspace.recall_store.write_text(json.dumps(doc))
+    result = rank_short_term_candidates(workspace, ZERO, now=at("2026-04-01T10:00:00"))
+    assert result.candidates == () and result.skipped[0][1] == "unpromotable"
+
+
+def test_sort_and_limit(workspace: Workspace) -> None:
+    now = at("2026-04-03T10:00:00")
+    for i, score in enumerate([0.5, 0.9, 0.7]):
+        rec(workspace, "q", f"memory/2026-04-0{i + 1}.md", 1, 1, score, f"Fact number {i}.", now)
+    config = DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0, limit=2)
+    result = rank_short_term_candidates(workspace, config, now=now)
+    assert [c.path for c in result.candidates] == ["memory/2026-04-02.md", "memory/2026-04-03.md"]
+    assert ("memory:memory/2026-04-01.md:1:1", "limit") in result.skipped
+
+
+def test_perfect_entry_scores_one(workspace: Workspace) -> None:
+    snippet = "Glacier router vlan backup failover omada"
+    for i in range(10):
+        day = f"2026-04-{1 + i:02d}"
+        rec(workspace, f"q{i}", PATH, 1, 1, 1.0, snippet, at(f"{day}T10:00:00"))
+    (c,) = rank_short_term_candidates(workspace, ZERO, now=at("2026-04-10T10:00:00")).candidates
+    assert round(c.score, 3) == 1.0 and c.components.phase_boost == 0
