@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -68,6 +69,7 @@ def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Rev
     reviewed = unreviewable = skipped = future = 0
     missing: set[str] = set()
     dumps = json.dumps
+    rendered: dict[str, str] = {}  # extra string values repeat (roles, notes): render each once
     with AtomicLineWriter(ws.verdict_review) as out:
         for number, obj in read_objects(ws.verdicts, report, label):
             checked = check_verdict_line(obj, today)
@@ -90,9 +92,16 @@ def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Rev
                 out.write(f'{head}{"true" if shock else "false"}{mid}{verdict}"}}\n')
             else:
                 items = [*fields, ("macro_shock", "true" if shock else "false"), ("verdict", f'"{verdict}"')]
-                items.extend((k, dumps(obj[k], ensure_ascii=False, sort_keys=True)) for k in extras)
+                for k in extras:
+                    value = obj[k]
+                    text = rendered.get(value) if type(value) is str else None
+                    if text is None:
+                        text = dumps(value, ensure_ascii=False, sort_keys=True)
+                        if type(value) is str and len(rendered) < 100_000:
+                            rendered[value] = text
+                    items.append((k, text))
                 items.sort()
-                out.write("{" + ", ".join(f"{dumps(k, ensure_ascii=False)}: {v}" for k, v in items) + "}\n")
+                out.write("{" + ", ".join(f"{_key(k)}: {v}" for k, v in items) + "}\n")
             reviewed += 1
     skipped = report.count - first_count  # bad lines, whether refused while parsing or while checking
     report.merge(price_report)
@@ -105,6 +114,11 @@ def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Rev
         missing_prices=tuple(sorted(missing)),
         changed=out.changed,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _key(name: str) -> str:
+    return json.dumps(name, ensure_ascii=False)
 
 
 def _render_parts(

@@ -24,6 +24,9 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number")
 
 
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
 def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON-object line of ``path``; skip and report the rest.
 
@@ -35,10 +38,12 @@ def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[
     except FileNotFoundError:
         return
     loads = json.loads
+    strict = _STRICT.decode
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                obj = loads(raw, parse_constant=_refuse_constant)
+                # The plain C parser first; the strict (NaN-refusing) decoder only when a constant may be present.
+                obj = strict(raw.decode("utf-8")) if b"NaN" in raw or b"Infinity" in raw else loads(raw)
             except ValueError as exc:
                 if not raw.strip():
                     continue
