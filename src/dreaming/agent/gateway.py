@@ -168,6 +168,10 @@ class LLMGateway:
             fields["gap"] = gap
         record_event(self._ws.events, "llm_refused", self._now(), **fields)
 
+    def log_event(self, kind: str, now: datetime, **fields: Any) -> None:
+        """Append an event about LLM work to the workspace's ``events.jsonl``."""
+        record_event(self._ws.events, kind, now, **fields)
+
     def check(self, node: str, *, gap: str | None = None) -> Decision:
         """Pre-flight check for the graph's budget node; a refusal is counted and written to ``events.jsonl``."""
         decision = self._decide(gap)
