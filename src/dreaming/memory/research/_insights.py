@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from dreaming.memory._io import atomic_write_text
 from dreaming.memory._workspace import Workspace
-from dreaming.memory.research._evidence import content_hash
+from dreaming.memory.research._evidence import content_hash, redact_secrets
 from dreaming.memory.research._records import ResearchFinding
 from dreaming.memory.research._text import salient_terms
 
@@ -42,6 +42,10 @@ SUPERSEDE_MIN_SOURCES = 2
 """Independent sources a finding needs to supersede a conflicting insight."""
 
 _MAX_SLUG = 60
+# Values that are ids, dates or enums are written bare; free text is JSON-quoted (valid YAML).
+_BARE_KEYS = frozenset(
+    {"id", "kind", "status", "validation_method", "first_promoted", "last_confirmed", "supersedes", "superseded_by"}
+)
 
 
 def research_slug(question: str) -> str:
@@ -141,10 +145,7 @@ def _front_matter(meta: list[tuple[str, Any]]) -> str:
             lines.extend(f"  - {_quote(str(v))}" for v in value)
         elif isinstance(value, float):
             lines.append(f"{key}: {value:.2f}")
-        elif key in {"id", "kind", "status", "validation_method", "first_promoted", "last_confirmed"} or key in {
-            "supersedes",
-            "superseded_by",
-        }:
+        elif key in _BARE_KEYS:
             lines.append(f"{key}: {value}")
         else:
             lines.append(f"{key}: {_quote(str(value))}")
@@ -213,12 +214,14 @@ def _same_claim(a: str, b: str) -> bool:
 
 def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, today: str, supersedes: list[str]) -> str:
     assert finding.claim is not None
+    gap = " ".join(redact_secrets(finding.gap).split())
+    claim = " ".join(redact_secrets(finding.claim.text).split())
     meta: list[tuple[str, Any]] = [
         ("id", insight_id),
         ("kind", "research"),
-        ("title", finding.gap),
-        ("question", finding.gap),
-        ("claim", finding.claim.text),
+        ("title", gap),
+        ("question", gap),
+        ("claim", claim),
         ("confidence", float(finding.confidence)),
         ("validation_method", finding.method or "single-source"),
         ("sources", list(finding.locators)),
@@ -230,9 +233,9 @@ def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, toda
     sources = "\n".join(f"- [{item.id}] {item.source_type}: {item.locator}" for item in finding.evidence)
     return (
         _front_matter(meta)
-        + f"\n# 🔎 Research: {finding.gap}\n\n## Finding\n\n{finding.claim.text}\n\n## Sources\n\n{sources}\n\n"
+        + f"\n# 🔎 Research: {gap}\n\n## Finding\n\n{claim}\n\n## Sources\n\n{sources}\n\n"
         + f"## Validation\n\n- Method: {finding.method}\n- Confidence: {finding.confidence:.2f}\n"
-        + f"- Independent sources: {finding.independent_sources}\n- Reason: {finding.reason}\n"
+        + f"- Independent sources: {finding.independent_sources}\n- Reason: {redact_secrets(finding.reason)}\n"
     )
 
 

@@ -11,7 +11,7 @@ from dreaming.memory._io import append_jsonl
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.research._claims import Claim
 from dreaming.memory.research._decide import Decision
-from dreaming.memory.research._evidence import Evidence
+from dreaming.memory.research._evidence import Evidence, redact_secrets
 from dreaming.memory.research._validate import Validation, ValidationMethod
 
 __all__ = [
@@ -105,16 +105,16 @@ def research_log_row(run_id: str, finding: ResearchFinding, now: datetime) -> di
         "v": RESEARCH_LOG_VERSION,
         "run_id": run_id,
         "ts": now.isoformat(),
-        "gap": finding.gap,
+        "gap": redact_secrets(finding.gap),
         "decision": finding.decision,
         "confidence": finding.confidence,
         "method": finding.method,
-        "claim": finding.claim.text if finding.claim else None,
+        "claim": redact_secrets(finding.claim.text) if finding.claim else None,
         "evidence_ids": [item.id for item in finding.evidence],
         "locators": list(finding.locators),
         "tokens": finding.tokens,
         "cost_usd": round(finding.cost_usd, 6),
-        "reason": finding.reason,
+        "reason": redact_secrets(finding.reason),
         "duration_s": round(finding.duration_s, 3),
     }
 

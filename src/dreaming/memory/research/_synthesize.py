@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from dreaming.memory.research._claims import Claim
-from dreaming.memory.research._evidence import Evidence
+from dreaming.memory.research._evidence import REDACTED, Evidence
 from dreaming.memory.research._text import numbers, salient_terms, term_coverage
 from dreaming.memory.research._validate import RELEVANCE_FRACTION, supports_text
 
@@ -52,15 +52,16 @@ def synthesize_extractive(question: str, evidence: Iterable[Evidence], *, max_cl
 
     Each sentence (each line, for code and memory) of each snippet is ranked by the share of the question's terms
     and numbers it covers, then the retrieval score of its evidence, then whether it is a code match's own line, then
-    arrival order. Sentences covering under ``RELEVANCE_FRACTION`` of the question are never claims; with no such
-    sentence, there is no claim and the gap is not answered. A claim cites its own evidence first, then every other
-    snippet that supports it by the validation rules (terms and numbers).
+    arrival order. Sentences holding a redacted secret are skipped. Sentences covering under ``RELEVANCE_FRACTION``
+    of the question are never claims; with no such sentence, there is no claim and the gap is not answered. A claim
+    cites its own evidence first, then every other snippet that supports it by the validation rules (terms, numbers).
     """
     items = list(evidence)
     candidates: list[_Candidate] = []
     for item in items:
         for sentence in _sentences(item):
-            if len(sentence) > MAX_CLAIM_CHARS or not salient_terms(sentence):
+            # A line that held a secret is about the secret, not an answer: never a claim.
+            if len(sentence) > MAX_CLAIM_CHARS or REDACTED in sentence or not salient_terms(sentence):
                 continue
             coverage = _question_coverage(question, sentence)
             if coverage >= RELEVANCE_FRACTION:

@@ -53,13 +53,15 @@ def numbers(text: str) -> frozenset[str]:
     found: set[str] = set()
     for raw in _NUMBER.findall(text):
         value = raw.replace(",", "")
+        sign = "-" if value.startswith("-") else ""
+        value = value.lstrip("-")
         if "." in value:
             whole, frac = value.split(".", 1)
             frac = frac.rstrip("0")
             value = f"{int(whole)}.{frac}" if frac else str(int(whole))
         else:
             value = str(int(value))
-        found.add("0" if value == "-0" else value)
+        found.add("0" if value == "0" else sign + value)
     return frozenset(found)
 
 
