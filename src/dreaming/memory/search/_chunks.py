@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterator
@@ -10,7 +11,14 @@ from pathlib import Path
 
 from dreaming.memory._workspace import Workspace
 
-__all__ = ["MAX_CHUNK_LINES", "Chunk", "chunk_markdown", "is_dreaming_output", "iter_memory_files"]
+__all__ = [
+    "MAX_CHUNK_LINES",
+    "Chunk",
+    "chunk_markdown",
+    "is_dreaming_output",
+    "iter_memory_files",
+    "scan_memory_files",
+]
 
 MAX_CHUNK_LINES = 12
 """A paragraph longer than this is cut into pieces of at most this many lines."""
@@ -47,31 +55,45 @@ def is_dreaming_output(relative: str) -> bool:
     return len(parts) > 1 and parts[0] == "memory" and parts[1] in {"dreaming", ".dreams"}
 
 
-def iter_memory_files(ws: Workspace) -> Iterator[tuple[str, Path]]:
-    """Yield ``(relative_posix_path, path)`` for every markdown file that is memory, sorted by path.
+def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
+    """Return ``{relative_posix_path: (absolute_path, mtime_ns, size)}`` for every markdown file that is memory.
 
     Memory is MEMORY.md, the daily notes anywhere under ``memory/``, and the active insights in
     ``memory/insights/`` (the archive of retired insights is not searched). Dreaming's output is excluded
-    (:func:`is_dreaming_output`).
+    (:func:`is_dreaming_output`). One ``scandir`` walk with one ``stat`` per file: this runs before every search.
     """
-    found: list[tuple[str, Path]] = []
-    if ws.memory_md.is_file():
-        found.append(("MEMORY.md", ws.memory_md))
-    archive = ws.archive_dir
-    for folder, dirs, files in os.walk(ws.memory_dir):
-        here = Path(folder)
-        dirs[:] = sorted(
-            d for d in dirs if not d.startswith(".") and here / d != archive and here / d != ws.reports_dir
-        )
-        for name in files:
-            if not name.lower().endswith(".md"):
+    found: dict[str, tuple[str, int, int]] = {}
+    with contextlib.suppress(OSError):
+        stat = ws.memory_md.stat()
+        found["MEMORY.md"] = (str(ws.memory_md), stat.st_mtime_ns, stat.st_size)
+    skip = {("memory/insights", "archive"), ("memory", "dreaming")}
+    stack = [(str(ws.memory_dir), "memory")]
+    while stack:
+        folder, relative = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry.name
+            try:
+                if entry.is_dir():
+                    if not name.startswith(".") and (relative, name) not in skip:
+                        stack.append((entry.path, f"{relative}/{name}"))
+                elif name[-3:].lower() == ".md" and entry.is_file():
+                    path = f"{relative}/{name}"
+                    if not is_dreaming_output(path):  # the pruning above is for speed; this is the rule
+                        stat = entry.stat()
+                        found[path] = (entry.path, stat.st_mtime_ns, stat.st_size)
+            except OSError:
                 continue
-            path = here / name
-            relative = path.relative_to(ws.root).as_posix()
-            if not is_dreaming_output(relative):
-                found.append((relative, path))
-    found.sort()
-    yield from found
+    return found
+
+
+def iter_memory_files(ws: Workspace) -> Iterator[tuple[str, Path]]:
+    """Yield ``(relative_posix_path, path)`` for every memory file (see :func:`scan_memory_files`), sorted."""
+    for relative, (path, _, _) in sorted(scan_memory_files(ws).items()):
+        yield relative, Path(path)
 
 
 def chunk_markdown(text: str) -> list[Chunk]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dreaming.errors import ToolError
 from dreaming.memory._workspace import Workspace
-from dreaming.memory.search._chunks import chunk_markdown, iter_memory_files
+from dreaming.memory.search._chunks import chunk_markdown, scan_memory_files
 
 __all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index"]
 
@@ -130,13 +130,7 @@ def _read(path: Path) -> str | None:
 
 def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
     """Bring the index up to date with the memory files, re-reading only those whose size or mtime changed."""
-    on_disk: dict[str, tuple[Path, int, int]] = {}
-    for relative, path in iter_memory_files(ws):
-        try:
-            stat = path.stat()
-        except OSError:
-            continue
-        on_disk[relative] = (path, stat.st_mtime_ns, stat.st_size)
+    on_disk = scan_memory_files(ws)
     known = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT path, mtime_ns, size FROM files")}
     changed = sorted(rel for rel, (_, mtime, size) in on_disk.items() if known.get(rel) != (mtime, size))
     removed = sorted(set(known) - set(on_disk))
@@ -146,7 +140,7 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
                 _drop(conn, relative)
             for relative in changed:
                 path, mtime, size = on_disk[relative]
-                text = _read(path)
+                text = _read(Path(path))
                 _drop(conn, relative)
                 if text is None:
                     continue
