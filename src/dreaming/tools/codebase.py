@@ -269,7 +269,7 @@ class RipgrepSearch:
 
     async def _collect(self, process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
         assert process.stdout is not None and process.stderr is not None
-        err_task = asyncio.ensure_future(process.stderr.read(65_536))
+        err_task = asyncio.ensure_future(_drain(process.stderr, 65_536))
         chunks: list[bytes] = []
         size = 0
         while size < self.max_output_bytes:
@@ -341,6 +341,15 @@ class RipgrepSearch:
             ranked.append((-score, display, match.line, hit))
         ranked.sort(key=lambda item: item[:3])
         return [item[3] for item in ranked]
+
+
+async def _drain(stream: asyncio.StreamReader, keep: int) -> bytes:
+    # Read to the end so that ripgrep never blocks on a full stderr pipe; keep only the start.
+    kept = b""
+    while chunk := await stream.read(65_536):
+        if len(kept) < keep:
+            kept += chunk[: keep - len(kept)]
+    return kept
 
 
 def _kill(process: asyncio.subprocess.Process) -> None:

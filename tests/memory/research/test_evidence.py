@@ -114,3 +114,17 @@ def test_unknown_evidence_ids_are_dropped_and_claims_without_evidence_are_lost()
         Claim(text="No ids", evidence_ids=()),
     ]
     assert clean_claims(claims, pool) == [Claim(text="Kept claim", evidence_ids=("E2", "E1"))]
+
+
+def test_the_core_imports_no_model_or_graph_code() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, dreaming.memory.research\n"
+        "bad = sorted(m for m in sys.modules if m.split('.')[0] in {'langchain_core', 'langgraph', 'openai', 'tavily',"
+        " 'httpx', 'dreaming'} and not m.startswith(('dreaming.memory', 'dreaming.errors')) and m != 'dreaming')\n"
+        "print(bad)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
