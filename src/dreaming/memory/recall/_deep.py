@@ -111,7 +111,7 @@ def _plan(ws: Workspace, candidates: tuple[Candidate, ...]) -> tuple[list[Planne
 
 
 def _run(ws: Workspace, config: DreamingConfig, store: RecallStore, now: datetime, day: str, dry_run: bool):  # type: ignore[no-untyped-def]
-    _, invalid, overflow = repair_in_place(store)
+    repaired, invalid, overflow = repair_in_place(store)
     ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
     plans, refused = _plan(ws, ranking.candidates)
     try:
@@ -141,7 +141,7 @@ def _run(ws: Workspace, config: DreamingConfig, store: RecallStore, now: datetim
             entry = store.entries.get(p.candidate.key)
             if entry is not None:
                 entry["promotedAt"] = stamp
-        if plans or invalid or overflow or store.problem:
+        if plans or repaired:
             write_store(ws, store, now=now)
     return ranking, plans, refused, fresh, applied, compacted, invalid, overflow
 
