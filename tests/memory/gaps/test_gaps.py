@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import threading
 from datetime import datetime, timedelta
 
@@ -208,3 +209,21 @@ def test_written_file_round_trips(workspace: Workspace, now: datetime) -> None:
     (gap,) = list_gaps(workspace)
     assert gap.to_json() == json.loads(before)["gaps"]["kafka"]
     assert gap.next_attempt_after == now + timedelta(days=1)
+
+
+def _record_twice(root: str, now_iso: str) -> None:
+    ws = Workspace.at(root)
+    for _ in range(2):
+        record_gap(ws, "kafka retention", "no_results", best_score=0.0, now=datetime.fromisoformat(now_iso))
+
+
+@pytest.mark.slow
+def test_concurrent_processes_lose_nothing(workspace: Workspace, now: datetime) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_record_twice, args=(str(workspace.root), now.isoformat())) for _ in range(4)]
+    for proc in procs:
+        proc.start()
+    for proc in procs:
+        proc.join(60)
+    assert [proc.exitcode for proc in procs] == [0, 0, 0, 0]
+    assert [g.count for g in list_gaps(workspace)] == [8]
