@@ -175,8 +175,11 @@ def test_json_text_answer_is_accepted(workspace: Workspace, now: datetime) -> No
     [AIMessage(content="garbage"), tool_call_answer("Answer", {"veto": "maybe"}), tool_call_answer("Other", {})],
 )
 def test_malformed_answer_is_reported_not_raised(workspace: Workspace, now: datetime, answer: AIMessage) -> None:
-    reply = ask(gateway(workspace, now, FakeChatModel(respond=lambda m: answer)), schema=Answer)
+    fake = FakeChatModel(respond=lambda m: answer)
+    reply = ask(gateway(workspace, now, fake), schema=Answer)
     assert reply.parsed is None and reply.parse_error
+    ask(gateway(workspace, now, fake), schema=Answer)
+    assert len(fake.calls) == 2, "a malformed answer is not cached: the next run asks again"
 
 
 def test_schema_and_tools_together_rejected(workspace: Workspace, now: datetime) -> None:

@@ -10,7 +10,8 @@ Order of the checks of a call (the contract, tested):
 2. ``budget_exceeded``: the breaker is tripped (latched for the run; an unusable ledger trips it from the start);
 3. ``call_limit`` / ``gap_call_limit``: the per-run (``[budget] max_llm_calls_per_run``) or per-gap
    (``[autoresearch] max_llm_calls_per_gap``) call ceiling is reached;
-4. the cache: an identical request already answered is served for nothing (recorded with cost 0);
+4. the cache: an identical request already answered (with a well-formed answer) is served for nothing (recorded
+   with cost 0);
 5. ``budget_exceeded``: the window's spend, plus calls in flight, plus this call's estimate (tiktoken input tokens +
    the maximum output tokens, priced) would pass the cap. This refusal also latches the breaker for the run: once the
    window cannot take another call, the run stops its LLM work instead of trickling through smaller ones.
@@ -290,8 +291,10 @@ class LLMGateway:
                 estimated=estimated,
             )
         )
-        self._cache.put(key, message, model=self.model_name, now=self._now())
         reply = self._reply(message, schema, cache_hit=False)
+        if reply.parse_error is None:
+            # A malformed answer is not cached, so that the next run asks again instead of replaying junk for free.
+            self._cache.put(key, message, model=self.model_name, now=self._now())
         return LLMReply(
             message=reply.message,
             parsed=reply.parsed,
