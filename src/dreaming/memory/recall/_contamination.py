@@ -34,6 +34,8 @@ _FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):end\s*-->")
 
 def is_contaminated_snippet(snippet: str) -> bool:
     """Return whether ``snippet`` is dreaming output rather than something the agent wrote or recalled."""
+    if "status:" not in snippet and "<!--" not in snippet and "fragments:" not in snippet and ".jsonl" not in snippet:
+        return False
     if PROMOTION_MARKER_PREFIX in snippet or DIARY_PROMPT in snippet or _NARRATIVE_SOURCE.search(snippet):
         return True
     head = _LEAD_NOISE.sub("", snippet)[:200]

@@ -7,6 +7,7 @@ Gates, in order (the first that fails is reported): ``path`` (not short-term mem
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from datetime import datetime
@@ -45,6 +46,7 @@ LIGHT_BOOST_MAX = 0.06
 REM_BOOST_MAX = 0.09
 PHASE_HALF_LIFE_DAYS = 14.0
 _DAY_S = 86_400.0
+_LN11 = math.log(11)
 
 
 def _clamp(value: float) -> float:
@@ -161,36 +163,40 @@ def phase_boost(signal: dict[str, Any] | None, now: datetime) -> float:
 
 def _int(entry: dict[str, Any], name: str) -> int:
     value = entry.get(name)
+    if value.__class__ is int:
+        return max(0, value)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return 0
     return max(0, math.floor(value))
 
 
-def _score(entry: dict[str, Any], config: DeepConfig, now: datetime, boost: float) -> tuple[Candidate, float]:
-    recalls, daily, grounded = _int(entry, "recallCount"), _int(entry, "dailyCount"), _int(entry, "groundedCount")
-    signals = recalls + daily + grounded
-    total = entry.get("totalScore")
-    total_f = float(total) if isinstance(total, (int, float)) and math.isfinite(total) else 0.0
-    hashes = entry.get("queryHashes") if isinstance(entry.get("queryHashes"), list) else []
-    days = entry.get("recallDays") if isinstance(entry.get("recallDays"), list) else []
-    tags = entry.get("conceptTags") if isinstance(entry.get("conceptTags"), list) else []
-    assert isinstance(hashes, list) and isinstance(days, list) and isinstance(tags, list)
-    contexts = max(len(hashes), len(days))
-    last = parse_iso(entry.get("lastRecalledAt"))
-    age = max(0.0, (now - last).total_seconds() / _DAY_S) if last else math.inf
-    parts = Components(
-        relevance=_clamp(total_f / max(1, signals)),
-        frequency=_clamp(math.log1p(signals) / math.log(11)),
-        diversity=_clamp(contexts / 5),
-        recency=_decay(age, config.recency_half_life_days) if last else 0.0,
-        consolidation=consolidation_score(days, grounded),
-        conceptual=_clamp(len(tags) / 6),
-        phase_boost=boost,
-    )
-    raw = sum(WEIGHTS[name] * getattr(parts, name) for name in WEIGHTS) + boost
+def _list(entry: dict[str, Any], name: str) -> list[Any]:
+    value = entry.get(name)
+    return value if isinstance(value, list) else []
+
+
+@functools.lru_cache(maxsize=4096)
+def _timestamp(value: str) -> float | None:
+    moment = parse_iso(value)
+    return moment.timestamp() if moment else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _consolidation(days: tuple[str, ...], grounded: int) -> float:
+    return consolidation_score(list(days), grounded)
+
+
+@functools.lru_cache(maxsize=4096)
+def _short_term(path: str) -> bool:
+    return is_short_term_path(path)
+
+
+def _candidate(key: str, entry: dict[str, Any], parts: Components, raw: float, age: float) -> Candidate:
     max_score = entry.get("maxScore")
-    candidate = Candidate(
-        key=str(entry.get("key") or ""),
+    promoted = entry.get("promotedAt")
+    recalls, daily, grounded = _int(entry, "recallCount"), _int(entry, "dailyCount"), _int(entry, "groundedCount")
+    return Candidate(
+        key=str(entry.get("key") or key),
         path=str(entry.get("path") or ""),
         start_line=_int(entry, "startLine"),
         end_line=_int(entry, "endLine"),
@@ -199,32 +205,72 @@ def _score(entry: dict[str, Any], config: DeepConfig, now: datetime, boost: floa
         recall_count=recalls,
         daily_count=daily,
         grounded_count=grounded,
-        unique_queries=len(hashes),
-        recall_days=tuple(str(d) for d in days),
-        concept_tags=tuple(str(t) for t in tags),
+        unique_queries=len(_list(entry, "queryHashes")),
+        recall_days=tuple(str(d) for d in _list(entry, "recallDays")),
+        concept_tags=tuple(str(t) for t in _list(entry, "conceptTags")),
         avg_score=parts.relevance,
         max_score=float(max_score) if isinstance(max_score, (int, float)) else 0.0,
         age_days=age,
-        promoted_at=entry.get("promotedAt") if isinstance(entry.get("promotedAt"), str) else None,
+        promoted_at=promoted if isinstance(promoted, str) else None,
         components=parts,
     )
-    return candidate, raw
 
 
-def _gate(entry: dict[str, Any], candidate: Candidate, raw: float, config: DeepConfig, include_promoted: bool) -> str:
-    signals = candidate.recall_count + candidate.daily_count + candidate.grounded_count
-    contexts = max(candidate.unique_queries, len(candidate.recall_days))
-    checks = (
-        ("path", entry.get("source", "memory") == "memory" and is_short_term_path(candidate.path)),
-        ("unpromotable", not is_unpromotable_snippet(candidate.snippet)),
-        ("promoted", include_promoted or not entry.get("promotedAt")),
-        ("no_signals", signals > 0),
-        ("min_recall_count", signals >= config.min_recall_count),
-        ("min_unique_queries", contexts >= config.min_unique_queries),
-        ("max_age_days", config.max_age_days < 0 or candidate.age_days <= config.max_age_days),
-        ("min_score", raw >= config.min_score),
+def _evaluate(
+    key: str,
+    entry: dict[str, Any],
+    signal: dict[str, Any] | None,
+    config: DeepConfig,
+    now: datetime,
+    now_ts: float,
+    include_promoted: bool,
+) -> Candidate | str:
+    # Cheap gates first; the components (and the Candidate) are built only for entries that reach the score gate.
+    path = entry.get("path")
+    if entry.get("source", "memory") != "memory" or not isinstance(path, str) or not _short_term(path):
+        return "path"
+    if is_unpromotable_snippet(str(entry.get("snippet") or "")):
+        return "unpromotable"
+    if not include_promoted and entry.get("promotedAt"):
+        return "promoted"
+    recalls, daily, grounded = _int(entry, "recallCount"), _int(entry, "dailyCount"), _int(entry, "groundedCount")
+    signals = recalls + daily + grounded
+    if signals <= 0:
+        return "no_signals"
+    if signals < config.min_recall_count:
+        return "min_recall_count"
+    hashes, days = _list(entry, "queryHashes"), _list(entry, "recallDays")
+    if max(len(hashes), len(days)) < config.min_unique_queries:
+        return "min_unique_queries"
+    last = entry.get("lastRecalledAt")
+    last_ts = _timestamp(last) if isinstance(last, str) else None
+    age = max(0.0, (now_ts - last_ts) / _DAY_S) if last_ts is not None else math.inf
+    if config.max_age_days >= 0 and age > config.max_age_days:
+        return "max_age_days"
+    total = entry.get("totalScore")
+    total_f = float(total) if isinstance(total, (int, float)) and math.isfinite(total) else 0.0
+    boost = phase_boost(signal, now)
+    parts = Components(
+        relevance=_clamp(total_f / max(1, signals)),
+        frequency=_clamp(math.log1p(signals) / _LN11),
+        diversity=_clamp(max(len(hashes), len(days)) / 5),
+        recency=_decay(age, config.recency_half_life_days) if last_ts is not None else 0.0,
+        consolidation=_consolidation(tuple(d for d in days if isinstance(d, str)), grounded),
+        conceptual=_clamp(len(_list(entry, "conceptTags")) / 6),
+        phase_boost=boost,
     )
-    return next((name for name, ok in checks if not ok), "")
+    raw = (
+        WEIGHTS["relevance"] * parts.relevance
+        + WEIGHTS["frequency"] * parts.frequency
+        + WEIGHTS["diversity"] * parts.diversity
+        + WEIGHTS["recency"] * parts.recency
+        + WEIGHTS["consolidation"] * parts.consolidation
+        + WEIGHTS["conceptual"] * parts.conceptual
+        + boost
+    )
+    if raw < config.min_score:
+        return "min_score"
+    return _candidate(key, entry, parts, raw, age)
 
 
 def rank_entries(
@@ -238,18 +284,16 @@ def rank_entries(
     """Rank store entries (pure: no file access); see the module docstring for the gates."""
     passed: list[Candidate] = []
     skipped: list[tuple[str, str]] = []
+    now_ts = now.timestamp()
     for key, entry in entries.items():
         if not isinstance(entry, dict):
             skipped.append((key, "invalid"))
             continue
-        candidate, raw = _score(
-            {**entry, "key": entry.get("key") or key}, config, now, phase_boost(signals.get(key), now)
-        )
-        gate = _gate(entry, candidate, raw, config, include_promoted)
-        if gate:
-            skipped.append((key, gate))
+        outcome = _evaluate(key, entry, signals.get(key), config, now, now_ts, include_promoted)
+        if isinstance(outcome, str):
+            skipped.append((key, outcome))
         else:
-            passed.append(candidate)
+            passed.append(outcome)
     passed.sort(key=lambda c: (-c.score, -c.recall_count, c.path))
     limit = max(0, config.limit)
     skipped.extend((c.key, "limit") for c in passed[limit:])
