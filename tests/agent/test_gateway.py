@@ -356,3 +356,17 @@ def test_status_reads_without_writing(workspace: Workspace, now: datetime) -> No
     later = read_budget_status(workspace, DreamingConfig(), now + timedelta(minutes=61))
     assert later.window_spend_usd == 0
     assert sorted(p.name for p in workspace.state_dir.iterdir()) == before
+
+
+def test_budgeted_models_fits_the_graph_protocol(workspace: Workspace, now: datetime) -> None:
+    from dreaming.agent.gateway import BudgetedModels
+    from dreaming.graph.context import ModelAccess
+
+    models: ModelAccess = BudgetedModels(gateway(workspace, now, config=tight(max_cost_usd=0.0)))
+    assert models.available and models.refusal("verify") == "budget_exceeded"
+    report = models.report()
+    assert report["refusals"] == {"budget_exceeded": 1} and report["breaker_tripped"] is True
+    json.dumps(report)
+    assert not workspace.events.exists(), "the graph's budget node records the refusal event itself"
+    ok = BudgetedModels(gateway(workspace, now))
+    assert ok.refusal("verify") is None

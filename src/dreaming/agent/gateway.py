@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
@@ -42,7 +42,7 @@ from dreaming.config import DreamingConfig, ModelPrice
 from dreaming.errors import BudgetError
 from dreaming.memory import Workspace, record_event
 
-__all__ = ["LLMGateway", "LLMReply", "build_gateway"]
+__all__ = ["BudgetedModels", "LLMGateway", "LLMReply", "build_gateway"]
 
 logger = logging.getLogger(__name__)
 
@@ -173,11 +173,18 @@ class LLMGateway:
         """Append an event about LLM work to the workspace's ``events.jsonl``."""
         record_event(self._ws.events, kind, now, **fields)
 
-    def check(self, node: str, *, gap: str | None = None) -> Decision:
-        """Pre-flight check for the graph's budget node; a refusal is counted and written to ``events.jsonl``."""
+    def check(self, node: str, *, gap: str | None = None, log: bool = True) -> Decision:
+        """Pre-flight check for the graph's budget node.
+
+        A refusal is counted in the report and, unless ``log`` is False (the caller records it itself), written to
+        ``events.jsonl``.
+        """
         decision = self._decide(gap)
         if isinstance(decision, Skipped):
-            self._refuse(decision, node=node, gap=gap)
+            if log:
+                self._refuse(decision, node=node, gap=gap)
+            else:
+                self._refusals[decision.reason] += 1
         return decision
 
     def _record(self, entry: LedgerEntry) -> None:
@@ -332,6 +339,30 @@ class LLMGateway:
             breaker_reason=self._ledger.tripped_reason,
             ledger_problem=self._ledger.problem,
         )
+
+
+class BudgetedModels:
+    """The gateway as the graph's budget nodes see it (``graph.context.ModelAccess``).
+
+    The graph's budget node records its own refusal event, so :meth:`refusal` only counts it in the report.
+    """
+
+    def __init__(self, gateway: LLMGateway) -> None:
+        self.gateway = gateway
+
+    @property
+    def available(self) -> bool:
+        """Whether a model is configured and priced."""
+        return self.gateway.available
+
+    def refusal(self, node: str) -> str | None:
+        """Return the reason a call from ``node`` would be refused now, or None."""
+        decision = self.gateway.check(node, log=False)
+        return decision.reason if isinstance(decision, Skipped) else None
+
+    def report(self) -> dict[str, Any]:
+        """Return the run's budget report as JSON-able data."""
+        return asdict(self.gateway.report())
 
 
 def _openai_chat_model(**kwargs: Any) -> BaseChatModel:
