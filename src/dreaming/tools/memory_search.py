@@ -18,7 +18,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from dreaming.memory import Workspace
-from dreaming.memory.search import SearchHit, search_memory
+from dreaming.memory.search import MemoryIndex, SearchHit
 
 __all__ = [
     "MAX_TOOL_LIMIT",
@@ -47,15 +47,24 @@ class MemorySearch(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
 class WorkspaceMemorySearch:
-    """The real memory search over a workspace's index (read-only: records no recall and no gap)."""
+    """The real memory search over a workspace's index (read-only: records no recall and no gap).
 
-    ws: Workspace
+    Keeps the index open for its lifetime and re-checks the files at most every couple of seconds
+    (:class:`dreaming.memory.search.MemoryIndex`), so a night of research does not re-scan the workspace per query.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self._index = MemoryIndex(ws)
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
         """Search the workspace's memory; see :func:`dreaming.memory.search.search_memory`."""
-        return search_memory(self.ws, query, limit=limit)
+        return self._index.search(query, limit=limit)
+
+    def close(self) -> None:
+        """Close the index."""
+        self._index.close()
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,6 +36,7 @@ def test_public_surface_is_pinned() -> None:
     assert sorted(search_pkg.__all__) == [
         "Chunk",
         "IndexRefresh",
+        "MemoryIndex",
         "SearchHit",
         "SearchOutcome",
         "chunk_markdown",
@@ -244,3 +245,21 @@ def test_limit_is_respected(workspace: Workspace) -> None:
         write(workspace, f"memory/2026-04-{day:02d}.md", f"kafka note {day}\n")
     assert len(search_memory(workspace, "kafka", limit=5)) == 5
     assert search_memory(workspace, "kafka", limit=0) == []
+
+
+def test_memory_index_rechecks_files_only_after_the_staleness_bound(tmp_path: Path) -> None:
+    from dreaming.memory import Workspace
+    from dreaming.memory.search import MemoryIndex
+
+    ws = Workspace.at(tmp_path)
+    (tmp_path / "memory").mkdir()
+    note = tmp_path / "memory" / "2026-04-01.md"
+    note.write_text("The gateway binds loopback.\n")
+    clock = [0.0]
+    with MemoryIndex(ws, max_staleness_s=2.0, clock=lambda: clock[0]) as index:
+        assert index.search("gateway loopback")[0].path == "memory/2026-04-01.md"
+        (tmp_path / "memory" / "2026-04-02.md").write_text("Glacier holds the backups.\n")
+        clock[0] = 1.0
+        assert index.search("glacier backups") == []  # within the bound: files not re-checked
+        clock[0] = 3.5
+        assert index.search("glacier backups")[0].path == "memory/2026-04-02.md"

@@ -10,11 +10,13 @@ from dreaming.memory.search._chunks import Chunk, chunk_markdown, is_dreaming_ou
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
 from dreaming.memory.search._record import SearchOutcome, search_and_record
 from dreaming.memory.search._search import SearchHit, search_index, search_memory
+from dreaming.memory.search._session import MemoryIndex
 from dreaming.memory.search._terms import query_terms, salient_terms, term_coverage
 
 __all__ = [
     "Chunk",
     "IndexRefresh",
+    "MemoryIndex",
     "SearchHit",
     "SearchOutcome",
     "chunk_markdown",
