@@ -24,9 +24,10 @@ def main() -> None:
 
 
 def _register_all() -> None:
-    from dreaming.agent import _cli_run, _cli_search
+    from dreaming.agent import _cli_recall, _cli_run, _cli_search
 
     _cli_run.register(app)
+    _cli_recall.register(app)
     _cli_search.register(app)
 
 

@@ -35,12 +35,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> bool:
     leaves the file either as it was or as it is meant to be. The file mode of an existing target is kept.
     """
     try:
-        if path.read_bytes() == data:
+        # Read the old bytes only when the size matches: most changed files differ in size already.
+        if path.stat().st_size == len(data) and path.read_bytes() == data:
             return False
     except FileNotFoundError:
         pass
-    except IsADirectoryError:
-        raise
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
