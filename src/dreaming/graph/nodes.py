@@ -11,6 +11,7 @@ from dreaming.graph._convert import jsonable
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
 from dreaming.memory import InputReport, record_event
+from dreaming.memory import recall as rp
 from dreaming.memory import verdicts as vp
 from dreaming.memory._diary import DiaryEntry, append_diary_entry
 from dreaming.memory._diary_lines import diary_sections
@@ -39,9 +40,21 @@ def light(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     review = vp.review_verdicts(ctx.workspace, now=ctx.now, report=report)
     ctx.progress("light", "ingesting matured signals")
     light_summary = vp.light_sleep_verdicts(ctx.workspace, now=ctx.now, report=report)
+    ctx.progress("light", "ingesting daily notes and staging recalls")
+    recall = rp.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    ingest = recall.ingest
     return {
         "done": ["light"],
-        "summaries": {"verdicts.review": jsonable(review), "verdicts.light": jsonable(light_summary)},
+        "summaries": {
+            "verdicts.review": jsonable(review),
+            "verdicts.light": jsonable(light_summary),
+            "recall.light": {
+                "staged": len(recall.keys),
+                "files_ingested": ingest.files_ingested if ingest else 0,
+                "chunks_recorded": ingest.chunks_recorded if ingest else 0,
+                "report": ctx.workspace.relative(recall.report_path),
+            },
+        },
         **_bad(report),
     }
 
@@ -52,7 +65,16 @@ def rem(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     report = InputReport()
     ctx.progress("rem", "scoring verdict x regime buckets")
     summary = vp.rem_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, report=report)
-    return {"done": ["rem"], "summaries": {"verdicts.rem": jsonable(summary)}, **_bad(report)}
+    ctx.progress("rem", "reflecting on recalls")
+    recall = rp.rem_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    return {
+        "done": ["rem"],
+        "summaries": {
+            "verdicts.rem": jsonable(summary),
+            "recall.rem": {"truths": len(recall.keys), "themes": list(recall.themes)},
+        },
+        **_bad(report),
+    }
 
 
 def _gate(ctx: DreamContext, node: str, wanted: bool, target: str, skip_to: str) -> Command[str]:
@@ -88,8 +110,33 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx = runtime.context
     ctx.progress("deep", "promoting and retiring insights")
     summary = vp.deep_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, vetoes=state.get("vetoes") or {})
+    ctx.progress("deep", "promoting recalls into MEMORY.md")
+    recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
     vp.write_memory_index(ctx.workspace)
-    return {"done": ["deep"], "summaries": {"verdicts.deep": jsonable(summary)}}
+    return {
+        "done": ["deep"],
+        "summaries": {"verdicts.deep": jsonable(summary), "recall.deep": _recall_deep(recall)},
+    }
+
+
+def _recall_deep(summary: rp.PromotionSummary) -> dict[str, Any]:
+    """Keep what the diary needs: the checkpointed state must stay small whatever the store's size."""
+    gates: dict[str, int] = {}
+    for _, gate in summary.ranking.skipped:
+        gates[gate] = gates.get(gate, 0) + 1
+    return {
+        "disabled_reason": summary.disabled_reason,
+        "applied": [
+            {"key": a.key, "source": f"{a.path}:{a.start_line}-{a.end_line}", "score": a.score, "text": a.text[:120]}
+            for a in summary.applied
+        ],
+        "refused": [list(r) for r in summary.refused],
+        "skipped_by_gate": dict(sorted(gates.items())),
+        "real_recalls": summary.real_recalls,
+        "ingestion_signals": summary.ingestion_signals,
+        "compacted_dates": list(summary.compacted_dates),
+        "repaired": summary.removed_invalid_entries + summary.removed_overflow_entries,
+    }
 
 
 def budget_narrative(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:

@@ -73,6 +73,41 @@ def _verdict_lines(s: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _recall_lines(s: Mapping[str, Any]) -> list[str]:
+    light = s.get("recall.light") or {}
+    rem = s.get("recall.rem") or {}
+    deep = s.get("recall.deep") or {}
+    if not (light.get("staged") or light.get("chunks_recorded") or deep.get("applied") or deep.get("skipped_by_gate")):
+        return []
+    lines = [
+        f"Light: ingested {_n(light.get('chunks_recorded', 0))} chunks from {_n(light.get('files_ingested', 0))}"
+        f" daily notes; staged {_n(light.get('staged', 0))} recalls (report `{light.get('report', '')}`).",
+    ]
+    if rem:
+        themes = ", ".join(f"`{t}`" for t in rem.get("themes", [])[:6]) or "none"
+        lines.append(f"REM: {_n(rem.get('truths', 0))} possible lasting truths; themes: {themes}.")
+    if deep.get("disabled_reason"):
+        lines.append(f"Deep: {deep['disabled_reason']}.")
+    lines.append(
+        f"Signals behind the candidates: {_n(deep.get('real_recalls', 0))} real recalls,"
+        f" {_n(deep.get('ingestion_signals', 0))} ingestion signals (never counted as recalls)."
+    )
+    for item in deep.get("applied") or []:
+        lines.append(f'Promoted to MEMORY.md: "{item.get("text")}" ({item.get("source")}, score {item.get("score")})')
+    for key, reason in deep.get("refused") or []:
+        lines.append(f"Refused `{key}`: {reason}")
+    gates = deep.get("skipped_by_gate") or {}
+    if gates:
+        lines.append("Not promoted, by the gate that stopped them: " + ", ".join(f"{g} {c}" for g, c in gates.items()))
+    if deep.get("compacted_dates"):
+        lines.append(
+            "MEMORY.md over its size budget: compacted generated sections of " + ", ".join(deep["compacted_dates"])
+        )
+    if deep.get("repaired"):
+        lines.append(f"Repaired the recall store: dropped {deep['repaired']} invalid or overflow entries.")
+    return lines
+
+
 def _ident(item: Any) -> str:
     if isinstance(item, Mapping):
         ident = item.get("id", "?")
@@ -104,9 +139,9 @@ def diary_sections(state: Mapping[str, Any], budget_report: Mapping[str, Any]) -
     verdicts = _verdict_lines(summaries)
     if verdicts:
         sections.append(DiarySection(title="Verdicts", lines=verdicts))
-    recall = summaries.get("recall") or {}
-    if recall.get("lines"):
-        sections.append(DiarySection(title="Recall", lines=list(recall["lines"])))
+    recall = _recall_lines(summaries)
+    if recall:
+        sections.append(DiarySection(title="Recall", lines=recall))
     research = summaries.get("research") or {}
     if research.get("lines") or research.get("markdown"):
         sections.append(
