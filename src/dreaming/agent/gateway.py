@@ -361,8 +361,9 @@ class BudgetedModels:
         return decision.reason if isinstance(decision, Skipped) else None
 
     def report(self) -> dict[str, Any]:
-        """Return the run's budget report as JSON-able data."""
-        return asdict(self.gateway.report())
+        """Return the run's budget report as JSON-able data, with its diary ``lines``."""
+        report = self.gateway.report()
+        return {**asdict(report), "lines": report.lines()}
 
 
 def _openai_chat_model(**kwargs: Any) -> BaseChatModel:

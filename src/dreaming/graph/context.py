@@ -6,12 +6,14 @@ behind the small protocols below, so tests can pass fakes.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
 from dreaming.config import DreamingConfig
+from dreaming.graph._research_deps import ResearchDeps
 from dreaming.memory import Workspace
 
 __all__ = ["DreamContext", "ModelAccess", "NarrateFn", "NoModels", "ProgressFn", "VerifyFn"]
@@ -50,8 +52,8 @@ class NoModels:
         return self.reason
 
     def report(self) -> Mapping[str, Any]:
-        """Return an empty report."""
-        return {"llm": self.reason}
+        """Return a report that says no model was used."""
+        return {"available": False, "lines": [f"LLM: not used ({self.reason})."]}
 
 
 VerifyFn = Callable[[Sequence[Mapping[str, Any]]], Awaitable[Mapping[str, str]]]
@@ -86,7 +88,9 @@ class DreamContext:
     """The LLM verifier of verdict insights, when configured."""
     narrate: NarrateFn | None = None
     """The diary narrator, when configured."""
-    research: Any = None
+    research: ResearchDeps | None = None
     """Research dependencies (tools and chat), when autoresearch is on."""
+    clock: Callable[[], float] = time.time
+    """A real clock in seconds (epoch), for wall-clock ceilings such as the research deadline."""
     progress: ProgressFn = _quiet
     """Progress reports for the command line."""

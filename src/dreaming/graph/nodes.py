@@ -101,7 +101,7 @@ async def verify(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str,
     assert ctx.verify is not None  # routed here only when configured
     passing = vp.gate_passing(ctx.workspace, ctx.config.verdicts, now=ctx.now)
     ctx.progress("verify", f"asking the model about {len(passing)} insights")
-    vetoes = await ctx.verify([jsonable(c) for c in passing])
+    vetoes = await ctx.verify([{**c.to_json(), "adverse_rate": c.adverse_rate} for c in passing])
     return {"done": ["verify"], "vetoes": dict(vetoes)}
 
 

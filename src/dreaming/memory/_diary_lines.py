@@ -117,16 +117,9 @@ def _ident(item: Any) -> str:
 
 
 def _budget_lines(report: Mapping[str, Any], halts: Sequence[Mapping[str, str]]) -> list[str]:
-    lines: list[str] = []
-    if "llm" in report and len(report) == 1:
-        lines.append(f"LLM: {report['llm']}; no model was called.")
-    else:
-        for key in ("spend_window_usd", "spend_run_usd", "calls", "cache_hits", "breaker"):
-            if key in report:
-                lines.append(f"{key.replace('_', ' ')}: {report[key]}")
-        for key in ("refusals", "tokens_by_node", "tokens_by_model"):
-            if report.get(key):
-                lines.append(f"{key.replace('_', ' ')}: {report[key]}")
+    lines = [str(line).removeprefix("- ") for line in report.get("lines") or []]
+    if not lines:
+        lines.append(f"LLM: {report.get('llm', 'not used')}; no model was called.")
     for halt in halts:
         lines.append(f"Stopped `{halt.get('node')}`: {halt.get('reason')}")
     return lines
