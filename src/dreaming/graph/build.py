@@ -1,38 +1,62 @@
-"""Build the nightly graph. Wiring only: what each node does lives in ``nodes.py`` and ``memory/``.
+"""Build the nightly graph. Wiring only: what each node does lives in ``nodes.py``, ``research.py`` and ``memory/``.
 
 ::
 
-    START -> light -> rem -> budget_verify -> [verify] -> deep -> budget_narrative -> [narrative] -> diary -> END
+    START -> light -> rem -> research_select -> [research_gap x N] -> research_collect -> budget_verify
+          -> [verify] -> deep -> budget_narrative -> [narrative] -> diary -> END
 
-A ``budget_*`` node stands before every node that calls a model and routes either to it or past it, recording
-why in ``halts``.
+``research_select`` goes straight to ``budget_verify`` when autoresearch is off. A ``budget_*`` node stands before
+every node that calls a model and routes either to it or past it, recording why in ``halts``; research checks the
+budget before each of its own model calls. Every node has an explicit retry policy that retries nothing: the tools
+retry exactly the errors worth retrying themselves (timeouts, 429, 5xx), and LangGraph's default would retry the
+wrong ones.
 """
 
 from __future__ import annotations
 
-from langgraph.graph import END, START, StateGraph
+from typing import Any
 
-from dreaming.graph import nodes
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import RetryPolicy
+
+from dreaming.graph import nodes, research
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
 
-__all__ = ["build_dream_graph"]
+__all__ = ["NO_RETRY", "build_dream_graph"]
+
+NO_RETRY = RetryPolicy(max_attempts=1)
+"""One attempt per node: a failure is recorded and the run resumes from its checkpoint, never blindly retried."""
 
 
 def build_dream_graph() -> StateGraph[DreamState, DreamContext, DreamState, DreamState]:
     """Return the (uncompiled) nightly graph."""
     graph = StateGraph(DreamState, context_schema=DreamContext)
-    graph.add_node("light", nodes.light)
-    graph.add_node("rem", nodes.rem)
-    graph.add_node("budget_verify", nodes.budget_verify, destinations=("verify", "deep"))
-    graph.add_node("verify", nodes.verify)
-    graph.add_node("deep", nodes.deep)
-    graph.add_node("budget_narrative", nodes.budget_narrative, destinations=("narrative", "diary"))
-    graph.add_node("narrative", nodes.narrative)
-    graph.add_node("diary", nodes.diary)
+    graph.add_node("light", nodes.light, retry_policy=NO_RETRY)
+    graph.add_node("rem", nodes.rem, retry_policy=NO_RETRY)
+    graph.add_node(
+        "research_select",
+        research.research_select,
+        destinations=("research_gap", "research_collect", "budget_verify"),
+        retry_policy=NO_RETRY,
+    )
+    # Its input is the Send payload (a GapTask), not the graph state; LangGraph's stubs only type state inputs.
+    research_gap: Any = research.research_gap
+    graph.add_node("research_gap", research_gap, retry_policy=NO_RETRY)
+    graph.add_node("research_collect", research.research_collect, retry_policy=NO_RETRY)
+    graph.add_node("budget_verify", nodes.budget_verify, destinations=("verify", "deep"), retry_policy=NO_RETRY)
+    graph.add_node("verify", nodes.verify, retry_policy=NO_RETRY)
+    graph.add_node("deep", nodes.deep, retry_policy=NO_RETRY)
+    graph.add_node(
+        "budget_narrative", nodes.budget_narrative, destinations=("narrative", "diary"), retry_policy=NO_RETRY
+    )
+    graph.add_node("narrative", nodes.narrative, retry_policy=NO_RETRY)
+    graph.add_node("diary", nodes.diary, retry_policy=NO_RETRY)
     graph.add_edge(START, "light")
     graph.add_edge("light", "rem")
-    graph.add_edge("rem", "budget_verify")
+    graph.add_edge("rem", "research_select")
+    graph.add_edge("research_gap", "research_collect")
+    graph.add_edge("research_collect", "budget_verify")
     graph.add_edge("verify", "deep")
     graph.add_edge("deep", "budget_narrative")
     graph.add_edge("narrative", "diary")

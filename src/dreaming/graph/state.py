@@ -40,3 +40,9 @@ class DreamState(TypedDict, total=False):
     """Work stopped cleanly: ``{"node", "reason"}``."""
     narrative: str | None
     """The model-written diary paragraph, when there is one."""
+    research_plan: list[dict[str, Any]]
+    """The gaps selected tonight, in order: ``{"key", "query"}``."""
+    research_deadline: float
+    """When the research phase must stop, by the context's ``clock``."""
+    research_results: Annotated[list[dict[str, Any]], operator.add]
+    """One JSON-able result per gap (see ``graph/_research_gap.py``), appended by each research branch."""

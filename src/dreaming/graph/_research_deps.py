@@ -1,0 +1,81 @@
+"""What the research nodes need from the outside: the three search tools and a budgeted chat model.
+
+The graph cannot import ``agent/`` (where the gateway lives), so the chat model is seen through
+:class:`ResearchChat`, a narrow protocol that ``agent/_research_wiring.py`` adapts the gateway to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from dreaming.memory.research import LineReader
+from dreaming.tools.codebase import CodebaseSearch
+from dreaming.tools.memory_search import MemorySearch
+from dreaming.tools.web import WebSearch
+
+__all__ = ["ChatAnswer", "ResearchChat", "ResearchDeps"]
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class ChatAnswer:
+    """A model's answer as research sees it."""
+
+    message: AIMessage
+    """The raw answer (tool calls included)."""
+    parsed: BaseModel | None = None
+    """The structured answer when a schema was asked for and the answer fits it."""
+    parse_error: str | None = None
+    """Why the answer did not fit the schema."""
+    input_tokens: int = 0
+    """Prompt tokens recorded by the budget."""
+    output_tokens: int = 0
+    """Completion tokens recorded by the budget."""
+    cost_usd: float = 0.0
+    """Cost recorded by the budget (0 for a cache hit)."""
+
+
+class ResearchChat(Protocol):
+    """A chat model behind the budget: every call is checked first and recorded after."""
+
+    def refusal(self, node: str, *, gap: str | None) -> str | None:
+        """Return why a call from ``node`` for ``gap`` would be refused now, or None when it may go ahead."""
+        ...
+
+    async def ainvoke(
+        self,
+        messages: Sequence[BaseMessage],
+        *,
+        node: str,
+        gap: str | None,
+        max_output_tokens: int | None = None,
+        schema: type[BaseModel] | None = None,
+        tools: Sequence[BaseTool] | None = None,
+    ) -> ChatAnswer:
+        """Call the model.
+
+        Raises:
+            BudgetError: the budget refused the call (nothing was sent).
+        """
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResearchDeps:
+    """The research tools of a run; a source is off when its tool is None."""
+
+    codebase: CodebaseSearch | None = None
+    """ripgrep over ``codebase_roots`` (or a fake)."""
+    memory: MemorySearch | None = None
+    """The workspace's own memory search (or a fake)."""
+    web: WebSearch | None = None
+    """Tavily, only with a key (or a fake)."""
+    chat: ResearchChat | None = None
+    """The budgeted model; None researches with the fixed plan and extractive synthesis."""
+    read_line: LineReader | None = None
+    """Re-reads a codebase ``path:line`` at validation; without it code evidence never supports a claim."""

@@ -1,0 +1,210 @@
+r"""Research the night's knowledge gaps: the nodes between ``rem`` and ``budget_verify`` (spec/research.md).
+
+The shape::
+
+    rem -> research_select -(Send per gap)-> research_gap x N (max_concurrency) -> research_collect -> budget_verify
+                          \-(disabled)-> budget_verify
+
+``research_select`` picks tonight's gaps and sets the phase's deadline; each ``research_gap`` branch is its own
+LangGraph task, so its writes are checkpointed as soon as it finishes and a resumed run does not redo it;
+``research_collect`` logs one ``research.jsonl`` row per gap, records each attempt on the gap and builds the diary's
+research section. :func:`promote_research` is called by ``deep`` before the MEMORY.md index is written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
+from typing_extensions import TypedDict
+
+from dreaming.graph._research_gap import finding_from_json, finding_to_json, research_one_gap, skipped_finding
+from dreaming.graph._research_lines import collect_lines, promotion_lines
+from dreaming.graph.context import DreamContext
+from dreaming.graph.state import DreamState
+from dreaming.memory import record_event
+from dreaming.memory.gaps import AttemptOutcome, list_gaps, record_attempt, select_gaps_for_night
+from dreaming.memory.research import (
+    Conflict,
+    ResearchFinding,
+    append_research_log,
+    render_rem_research_section,
+    research_log_row,
+    write_research_insight,
+)
+
+__all__ = ["GapTask", "promote_research", "research_collect", "research_gap", "research_select"]
+
+logger = logging.getLogger(__name__)
+
+_ATTEMPTS: dict[str, AttemptOutcome] = {
+    "keep": "kept",
+    "discard": "discarded",
+    "abstain": "abstained",
+    "failed": "failed",
+}
+
+
+class GapTask(TypedDict):
+    """What one ``research_gap`` branch receives through ``Send``."""
+
+    key: str
+    query: str
+    index: int
+    deadline: float
+
+
+def fingerprint(text: str) -> str:
+    """Return the first 16 hex digits of the sha256 of ``text`` trimmed, lowercased and whitespace-collapsed."""
+    return hashlib.sha256(" ".join(text.strip().lower().split()).encode("utf-8")).hexdigest()[:16]
+
+
+def research_select(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:
+    """Select tonight's gaps and fan out one ``research_gap`` per gap; go on to ``budget_verify`` when disabled."""
+    ctx = runtime.context
+    cfg = ctx.config.autoresearch
+    if not cfg.enabled or ctx.research is None:
+        return Command(goto="budget_verify")
+    gaps = select_gaps_for_night(ctx.workspace, now=ctx.now, max_gaps=cfg.max_gaps_per_night)
+    deadline = ctx.clock() + cfg.max_research_time_minutes * 60.0
+    ctx.progress("research", f"{len(gaps)} knowledge gaps to research")
+    seen: dict[str, str] = {}
+    sends: list[Send] = []
+    skipped: list[dict[str, Any]] = []
+    for index, gap in enumerate(gaps):
+        mark = fingerprint(gap.query)
+        if mark in seen:
+            finding = skipped_finding(gap.query, "skipped_duplicate", f"same question as {seen[mark]!r} tonight")
+            skipped.append({"key": gap.key, "index": index, "finding": finding_to_json(finding)})
+            continue
+        seen[mark] = gap.query
+        task: GapTask = {"key": gap.key, "query": gap.query, "index": index, "deadline": deadline}
+        sends.append(Send("research_gap", task))
+    update = {
+        "research_plan": [{"key": g.key, "query": g.query} for g in gaps],
+        "research_deadline": deadline,
+        "research_results": skipped,
+    }
+    return Command(goto=sends or "research_collect", update=update)
+
+
+async def research_gap(task: GapTask, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Research one gap (one LangGraph task, checkpointed on its own) and append its result."""
+    ctx = runtime.context
+    assert ctx.research is not None  # routed here only when research is configured
+    ctx.progress("research", f"researching {task['query']!r}")
+    result = await research_one_gap(
+        key=task["key"],
+        question=task["query"],
+        index=task["index"],
+        deadline=task["deadline"],
+        deps=ctx.research,
+        cfg=ctx.config.autoresearch,
+        clock=ctx.clock,
+    )
+    return {"research_results": [result]}
+
+
+def _dedupe_claims(findings: list[ResearchFinding]) -> list[ResearchFinding]:
+    """Turn a kept finding whose claim another gap already kept tonight into ``skipped_duplicate``."""
+    seen: dict[str, str] = {}
+    out: list[ResearchFinding] = []
+    for finding in findings:
+        if finding.kept and finding.claim is not None:
+            mark = fingerprint(finding.claim.text)
+            if mark in seen:
+                finding = skipped_finding(
+                    finding.gap, "skipped_duplicate", f"same finding as the gap {seen[mark]!r} tonight",
+                    claim=finding.claim, evidence=finding.evidence, confidence=finding.confidence,
+                    method=finding.method, tokens=finding.tokens, cost_usd=finding.cost_usd,
+                )  # fmt: skip
+            else:
+                seen[mark] = finding.gap
+        out.append(finding)
+    return out
+
+
+def _already_logged(ctx: DreamContext) -> bool:
+    path = ctx.workspace.research_log
+    if not path.exists():
+        return False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            continue  # a torn last line is not this run's row
+        if isinstance(row, dict) and row.get("run_id") == ctx.run_id:
+            return True
+    return False
+
+
+def research_collect(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Fan in: log each gap's row, record its attempt, build ``summaries["research"]`` for the diary."""
+    ctx = runtime.context
+    ws = ctx.workspace
+    results = sorted(state.get("research_results") or [], key=lambda r: int(r["index"]))
+    keys = [str(r["key"]) for r in results]
+    findings = _dedupe_claims([finding_from_json(r["finding"]) for r in results])
+    if not _already_logged(ctx):  # a resumed collect must not log the night twice
+        append_research_log(ws, [research_log_row(ctx.run_id, f, ctx.now) for f in findings])
+    known = {gap.key: gap for gap in list_gaps(ws, now=ctx.now)}
+    for key, finding in zip(keys, findings, strict=True):
+        outcome = _ATTEMPTS.get(finding.decision)
+        gap = known.get(key)
+        if outcome is None or gap is None:
+            continue
+        if gap.last_attempt == ctx.now and gap.last_outcome == outcome:
+            continue  # recorded before a crash
+        record_attempt(ws, key, outcome=outcome, now=ctx.now)
+    backlog = [gap.query for gap in list_gaps(ws, status="backlog", now=ctx.now)]
+    halts = []
+    budget = [f for f in findings if f.decision == "skipped_budget"]
+    if budget:
+        halts.append({"node": "research", "reason": f"budget: {len(budget)} gap(s) skipped ({budget[0].reason})"})
+    record_event(ws.events, "research.collected", ctx.now, run_id=ctx.run_id, gaps=len(findings))
+    summary = {
+        "lines": collect_lines(findings, results),
+        "markdown": render_rem_research_section(findings, ctx.now, backlog=backlog),
+        "findings": [finding_to_json(f) for f in findings],
+        "keys": keys,
+        "backlog": backlog,
+    }
+    return {"done": ["research"], "summaries": {"research": summary}, "halts": halts}
+
+
+def promote_research(state: Mapping[str, Any], ctx: DreamContext) -> dict[str, Any]:
+    """Write tonight's kept findings as research insights; return the state update for the diary.
+
+    Called by ``deep`` before it writes the MEMORY.md index. A contradiction never overwrites silently:
+    ``write_research_insight`` either supersedes with lineage (the old file archived, never deleted) or returns a
+    :class:`Conflict`, listed in DREAMS.md. Running it twice writes the same bytes.
+    """
+    research = (state.get("summaries") or {}).get("research") or {}
+    if "findings" not in research:
+        return {}
+    findings = [finding_from_json(f) for f in research["findings"]]
+    promoted: list[dict[str, Any]] = []
+    conflicts: list[Conflict] = []
+    for finding in findings:
+        if not finding.kept:
+            continue
+        outcome = write_research_insight(ctx.workspace, finding, ctx.now)
+        if isinstance(outcome, Conflict):
+            logger.info("research finding for %r conflicts with %s", finding.gap, outcome.existing_id)
+            conflicts.append(outcome)
+        else:
+            promoted.append(
+                {"id": outcome.insight_id, "action": outcome.action, "superseded": list(outcome.superseded)}
+            )
+    markdown = render_rem_research_section(findings, ctx.now, conflicts=conflicts, backlog=research.get("backlog", []))
+    lines = [*research.get("lines", []), *promotion_lines(promoted, conflicts)]
+    conflict_rows = [
+        {"question": c.question, "claim": c.claim, "existing_id": c.existing_id, "reason": c.reason} for c in conflicts
+    ]
+    updated = {**research, "lines": lines, "markdown": markdown, "promoted": promoted, "conflicts": conflict_rows}
+    return {"summaries": {"research": updated}}
