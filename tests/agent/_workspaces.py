@@ -19,7 +19,9 @@ def trading_days(start: date, count: int) -> list[date]:
     return days
 
 
-def build_verdict_workspace(root: Path, *, user_memory: str | None = "# My memory\n\nKeep this line.\n") -> Path:
+def build_verdict_workspace(
+    root: Path, *, user_memory: str | None = "# My memory\n\nKeep this line.\n", assets: tuple[str, ...] = ("TEST",)
+) -> Path:
     """A workspace with one asset in a steady uptrend and a committee that BUYs and HOLDs it.
 
     Prices rise 0.5% a day for 160 trading days from 2026-01-05, so every BUY is right at 7 and 30 days (a reliable
@@ -34,13 +36,14 @@ def build_verdict_workspace(root: Path, *, user_memory: str | None = "# My memor
     for day in days:
         rows.append(f"{day.isoformat()},{close:.4f},{close * 1.004:.4f},{close * 0.998:.4f},{close * 1.005:.4f}")
         close *= 1.005
-    (prices / "TEST.csv").write_text("\n".join(rows) + "\n")
     state = root / "memory" / ".dreams"
     state.mkdir(parents=True, exist_ok=True)
     lines = []
-    for i, day in enumerate(days[70:120]):
-        verdict = "BUY" if i % 2 == 0 else "HOLD"
-        lines.append(json.dumps({"decision_date": day.isoformat(), "asset": "TEST", "verdict": verdict}))
+    for asset in assets:
+        (prices / f"{asset}.csv").write_text("\n".join(rows) + "\n")
+        for i, day in enumerate(days[70:120]):
+            verdict = "BUY" if i % 2 == 0 else "HOLD"
+            lines.append(json.dumps({"decision_date": day.isoformat(), "asset": asset, "verdict": verdict}))
     (state / "verdicts.jsonl").write_text("\n".join(lines) + "\n")
     if user_memory is not None:
         (root / "MEMORY.md").write_text(user_memory)

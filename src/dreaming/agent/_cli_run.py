@@ -14,6 +14,7 @@ import typer
 from rich.status import Status
 
 from dreaming.agent._cli_common import (
+    EXIT_BUDGET,
     EXIT_LOCK_BUSY,
     JsonOption,
     NowOption,
@@ -62,6 +63,20 @@ def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> N
         if status is not None:
             status.stop()
     _report(outcome, ws, as_json)
+    if budget_exhausted_before_any_work(outcome.state):
+        raise typer.Exit(EXIT_BUDGET)
+
+
+def budget_exhausted_before_any_work(state: dict[str, Any]) -> bool:
+    """Return True when model work was wanted but the budget refused all of it (exit code 4).
+
+    The deterministic phases still ran and the diary entry is written; the code tells a scheduler that the LLM
+    part of the night could not happen.
+    """
+    budget = (state.get("summaries") or {}).get("budget") or {}
+    refused = any(h.get("reason") == "budget_exceeded" for h in state.get("halts") or [])
+    refused = refused or bool((budget.get("refusals") or {}).get("budget_exceeded"))
+    return bool(budget.get("available")) and refused and not budget.get("calls_made") and not budget.get("cache_hits")
 
 
 def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
