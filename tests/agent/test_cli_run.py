@@ -31,6 +31,12 @@ def test_status_shows_last_run_lock_and_state_sizes(tmp_path: Path) -> None:
     assert info["lock"] == "free"
     assert info["state_files"]["candidates.json"] > 0
     assert info["insights"] >= 1
+    assert info["budget"]["next_run_tripped"] is False and info["open_gaps"] == []
+    assert runner.invoke(app, ["gap", "add", "what is K_FLAT", "--workspace", str(ws)]).exit_code == 0
+    info = json.loads(runner.invoke(app, ["status", "--workspace", str(ws), "--json"]).output)
+    assert [g["query"] for g in info["open_gaps"]] == ["what is K_FLAT"]
+    text = runner.invoke(app, ["status", "--workspace", str(ws)]).output
+    assert "Budget breaker: closed" in text and "1 open" in text
 
 
 def test_insights_filters_by_asset_and_regime(tmp_path: Path) -> None:

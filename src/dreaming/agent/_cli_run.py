@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -25,6 +24,7 @@ from dreaming.agent._cli_common import (
     parse_now,
     print_json,
 )
+from dreaming.agent._report import read_budget_status
 from dreaming.agent._wiring import night_context
 from dreaming.agent.run import RunOutcome, dream
 from dreaming.config import DreamingConfig
@@ -33,6 +33,7 @@ from dreaming.graph._convert import jsonable
 from dreaming.memory import ConsolidationLock, Workspace
 from dreaming.memory._diary import DiaryEntry, render_diary_entry
 from dreaming.memory._diary_lines import diary_sections
+from dreaming.memory.gaps import list_gaps
 from dreaming.memory.verdicts import load_prior_insights
 
 __all__ = ["register"]
@@ -126,14 +127,26 @@ def register(app: typer.Typer) -> None:
     def status(workspace: WorkspaceOption = Path("."), json_out: JsonOption = False) -> None:
         """Show the last run, store sizes, the lock holder, budget state and open gaps."""
         ws, config = open_workspace(workspace)
-        info = workspace_status(ws, config)
+        info = workspace_status(ws, config, parse_now(None))
         if json_out:
             print_json(info)
             return
-        for key, value in info.items():
-            console.print(
-                f"[bold]{key}[/]: {json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value}"
-            )
+        last = info["last_run"] or {}
+        out = [
+            f"workspace: {info['workspace']}",
+            f"last run:  {last.get('run_id', 'never')} at {last.get('at', '-')}",
+            f"lock:      {info['lock']}",
+            f"insights:  {info['insights']} active",
+            *(f"budget:    {line}" for line in info["budget"]["lines"]),
+            f"gaps:      {len(info['open_gaps'])} open, {len(info['backlog_gaps'])} in the backlog (need you)",
+            *(
+                f"  - {g['query']!r} x{g['count']} ({g['type']}, {g['attempts']} attempts)"
+                for g in info["open_gaps"][:10]
+            ),
+            "state files:",
+            *(f"  {name}: {size:,} bytes" for name, size in info["state_files"].items()),
+        ]
+        console.print("\n".join(out), markup=False, highlight=False, soft_wrap=True)
 
     @app.command()
     def insights(
@@ -183,21 +196,19 @@ def _last_run(ws: Workspace) -> dict[str, Any] | None:
     return None
 
 
-StatusFn = Callable[[Workspace, DreamingConfig], dict[str, Any]]
-EXTRA_STATUS: list[StatusFn] = []
-"""Other areas (budget, gaps) add their lines to ``dreaming status`` here."""
-
-
-def workspace_status(ws: Workspace, config: DreamingConfig) -> dict[str, Any]:
-    """Return what ``dreaming status`` shows, as JSON-able data."""
+def workspace_status(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
+    """Return what ``dreaming status`` shows, as JSON-able data (reading it changes nothing on disk)."""
     holder = ConsolidationLock(ws.lock_file).holder() if ws.lock_file.exists() else ""
-    info: dict[str, Any] = {
+    budget = read_budget_status(ws, config, now)
+    open_gaps = list_gaps(ws, status="open", now=now)
+    backlog = list_gaps(ws, status="backlog", now=now)
+    return {
         "workspace": str(ws.root),
         "last_run": _last_run(ws),
         "lock": holder or "free",
         "state_files": _files(ws),
         "insights": len(list(ws.insights_dir.glob("*.md"))) if ws.insights_dir.is_dir() else 0,
+        "budget": {**jsonable(budget), "lines": [line.removeprefix("- ") for line in budget.lines()]},
+        "open_gaps": [{"query": g.query, "count": g.count, "type": g.type, "attempts": g.attempts} for g in open_gaps],
+        "backlog_gaps": [g.query for g in backlog],
     }
-    for extra in EXTRA_STATUS:
-        info.update(extra(ws, config))
-    return info
