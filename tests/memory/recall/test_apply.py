@@ -157,7 +157,9 @@ def test_size_budget_drops_oldest_generated_section_only(workspace: Workspace) -
     text = "Rotate the staging Postgres credentials"
     note(workspace, "memory/2026-04-25.md", [text])
     rec(workspace, "q", "memory/2026-04-25.md", 1, 1, 0.9, text, at("2026-04-25T10:00:00"))
-    config = DreamingConfig(deep=DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0, memory_file_max_chars=1400))
+    config = DreamingConfig(
+        deep=DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0, memory_file_max_chars=1400)
+    )
     summary = deep_sleep_recall(workspace, config, now=at("2026-04-25T10:00:00"))
     assert len(summary.applied) == 1 and summary.compacted_dates == ("2026-04-10",)
     result = _memory(workspace)

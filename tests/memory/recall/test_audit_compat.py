@@ -140,7 +140,9 @@ def test_repair_waits_for_an_active_lock(workspace: Workspace) -> None:
     lock = workspace.state_dir / "short-term-promotion.lock"
     lock.write_text(f"{os.getpid()}:{int(time.time() * 1000)}\n")
     out: list[int] = []
-    worker = threading.Thread(target=lambda: out.append(repair_recall_artifacts(workspace, now=NOW).removed_invalid_entries))
+    worker = threading.Thread(
+        target=lambda: out.append(repair_recall_artifacts(workspace, now=NOW).removed_invalid_entries)
+    )
     worker.start()
     time.sleep(0.1)
     assert out == [] and worker.is_alive()

@@ -119,7 +119,9 @@ def test_fresh_rem_signal_beats_stale(workspace: Workspace) -> None:
     now = at("2026-04-05T10:00:00")
     for day in ("2026-04-01", "2026-04-02"):
         rec(workspace, "q", f"memory/{day}.md", 1, 1, 0.8, "Same shaped fact.", now)
-    record_phase_signals(workspace, phase="rem", keys=["memory:memory/2026-04-01.md:1:1"], now=at("2026-02-01T10:00:00"))
+    record_phase_signals(
+        workspace, phase="rem", keys=["memory:memory/2026-04-01.md:1:1"], now=at("2026-02-01T10:00:00")
+    )
     record_phase_signals(workspace, phase="rem", keys=["memory:memory/2026-04-02.md:1:1"], now=now)
     ranked = rank_short_term_candidates(workspace, ZERO, now=now).candidates
     assert ranked[0].path == "memory/2026-04-02.md"

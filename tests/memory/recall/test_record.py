@@ -110,7 +110,16 @@ def test_weighted_ranking_ignores_long_term_paths(workspace: Workspace) -> None:
 def test_same_query_same_day_counts_once(workspace: Workspace) -> None:
     for _ in range(3):
         rec(workspace, "Backup Policy", "memory/2026-04-03.md", 1, 1, 0.5, "Move backups to S3 Glacier.", T0)
-    rec(workspace, "backup policy", "memory/2026-04-03.md", 1, 1, 0.9, "Move backups to S3 Glacier.", T0 + timedelta(days=1))
+    rec(
+        workspace,
+        "backup policy",
+        "memory/2026-04-03.md",
+        1,
+        1,
+        0.9,
+        "Move backups to S3 Glacier.",
+        T0 + timedelta(days=1),
+    )
     (entry,) = entries(workspace)
     assert entry["recallCount"] == 2
     assert entry["totalScore"] == pytest.approx(1.4, abs=1e-3)

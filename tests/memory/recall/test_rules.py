@@ -70,7 +70,10 @@ STAGED = "confidence: 0.76 evidence: memory/.dreams/session-corpus/2026-04-08.tx
         ("The Candidate profile for Josh Rhoden shows he runs SEU's network admin team; confidence: 2", False),
         ("Debug note: quote Write a dream diary entry from these memory fragments for docs.", False),
         ("<!-- openclaw-memory-promotion:memory:memory/2026-04-01.md:1:1 --> kept", True),
-        ("Reflections: Theme: assistant. confidence: 1.00 evidence: memory/2026-04-01.md:1-1 recalls: 4 status: staged", True),
+        (
+            "Reflections: Theme: assistant. confidence: 1.00 evidence: memory/2026-04-01.md:1-1 recalls: 4 status: staged",
+            True,
+        ),
     ],
 )
 def test_contamination(snippet: str, expected: bool) -> None:
