@@ -1,0 +1,55 @@
+"""Each package's public surface is curated and pinned: a change to it is a decision, not an accident."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+SURFACES = {
+    "dreaming.agent": [
+        "BudgetedModels", "LLMGateway", "LLMReply", "RunOutcome", "build_gateway", "dream", "night_context",
+    ],
+    "dreaming.errors": [
+        "BudgetError", "BudgetExhaustedError", "ConfigError", "CorruptStateError", "DreamingError", "LockBusyError",
+        "RetryableToolError", "ToolError", "WorkspaceError",
+    ],
+    "dreaming.config": [
+        "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",
+        "ScheduleConfig", "VerdictsConfig", "load_config",
+    ],
+    "dreaming.memory": [
+        "BadLine", "ConsolidationLock", "InputReport", "LoadedState", "Workspace", "append_jsonl", "atomic_write_bytes",
+        "atomic_write_json", "atomic_write_text", "dump_json", "iter_jsonl", "move_aside", "pid_alive", "read_state",
+        "record_event", "sweep_orphan_temps",
+    ],
+    "dreaming.tools": [
+        "SECRET_GLOBS", "CodebaseSearch", "FakeCodebaseSearch", "FakeMemorySearch", "FakeWebSearch", "MemorySearch",
+        "RipgrepSearch", "TavilyWebSearch", "WebSearch", "WorkspaceMemorySearch", "codebase_search_tool", "find_rg",
+        "hits_to_json", "is_secret_path", "memory_search_tool", "web_search_from_env", "web_search_tool",
+    ],
+    "dreaming.prompts": ["load_prompt"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("module", sorted(SURFACES))
+def test_public_surface_is_pinned(module: str) -> None:
+    imported = importlib.import_module(module)
+    assert sorted(imported.__all__) == sorted(SURFACES[module])
+    for name in imported.__all__:
+        assert hasattr(imported, name), name
+
+
+def test_the_deterministic_core_imports_no_langgraph_and_no_llm_code() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, dreaming.memory, dreaming.memory.verdicts, dreaming.memory.recall, dreaming.memory.search, "
+        "dreaming.memory.gaps, dreaming.memory.research\n"
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('langgraph', 'langchain_core', 'langchain_openai', "
+        "'openai', 'tavily', 'httpx')]\n"
+        "print(','.join(sorted(bad)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == ""
