@@ -112,12 +112,13 @@ def completion(message: dict[str, Any], *, tokens: tuple[int, int] = (200, 40)) 
     )
 
 
-def tool_call(name: str, args: dict[str, Any], call_id: str = "call_1") -> dict[str, Any]:
-    """Return an assistant message calling one tool."""
-    return {
-        "content": None,
-        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}],
-    }
+def tool_call(name: str, args: dict[str, Any], *more: str) -> dict[str, Any]:
+    """Return an assistant message calling tool ``name`` (and the tools ``more``) with ``args``."""
+    calls = [
+        {"id": f"call_{i}", "type": "function", "function": {"name": tool, "arguments": json.dumps(args)}}
+        for i, tool in enumerate([name, *more])
+    ]
+    return {"content": None, "tool_calls": calls}
 
 
 class ResearchModel:
@@ -126,11 +127,11 @@ class ResearchModel:
     def __init__(
         self,
         *,
-        tool: str = "codebase_search",
+        tool: str | tuple[str, ...] = "codebase_search",
         query: Callable[[str], str] = lambda question: question,
         claims: Callable[[str, str], list[dict[str, Any]]] | None = None,
     ) -> None:
-        self.tool = tool
+        self.tools = (tool,) if isinstance(tool, str) else tool
         self.query = query
         self.claims = claims
         self.bodies: list[dict[str, Any]] = []
@@ -149,4 +150,4 @@ class ResearchModel:
             return completion(tool_call("VetoAnswer", {"veto": False, "reason": "fine"}))
         if any(m["role"] == "tool" for m in messages):
             return completion({"content": "done"})
-        return completion(tool_call(self.tool, {"query": self.query(question)}))
+        return completion(tool_call(self.tools[0], {"query": self.query(question)}, *self.tools[1:]))

@@ -33,6 +33,7 @@ from dreaming.memory.research import (
     Conflict,
     ResearchFinding,
     append_research_log,
+    redact_secrets,
     render_rem_research_section,
     research_log_row,
     write_research_insight,
@@ -83,7 +84,7 @@ def research_select(state: DreamState, runtime: Runtime[DreamContext]) -> Comman
             skipped.append({"key": gap.key, "index": index, "finding": finding_to_json(finding)})
             continue
         seen[mark] = gap.query
-        task: GapTask = {"key": gap.key, "query": gap.query, "index": index, "deadline": deadline}
+        task: GapTask = {"key": gap.key, "query": redact_secrets(gap.query), "index": index, "deadline": deadline}
         sends.append(Send("research_gap", task))
     update = {
         "research_plan": [{"key": g.key, "query": g.query} for g in gaps],
