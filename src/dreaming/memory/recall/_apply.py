@@ -36,7 +36,9 @@ __all__ = [
 MEMORY_HEADER = "# Long-Term Memory"
 SECTION_TITLE = "Promoted From Short-Term Memory"
 _SECTION = re.compile(r"^## Promoted From Short-Term Memory \((\d{4}-\d{2}-\d{2})\)\s*$")
-_BULLET = re.compile(r"^[-*+]\s+|^\d+[.)]\s+|^#{1,6}\s+")
+_MARKER_TOKEN = re.compile(r"[-*+]|\d+[.)]|#{1,6}")
+"""List bullets and heading marks. Snippets are whitespace-collapsed, so they are compared token by token with
+these marks dropped wherever they stand: a chunk recorded from lines 3-5 still matches lines 3-5."""
 
 
 def promotion_marker(key: str) -> str:
@@ -49,7 +51,7 @@ def _norm(text: str) -> str:
 
 
 def _norm_lines(lines: Sequence[str]) -> str:
-    return _norm(" ".join(_BULLET.sub("", line.strip()) for line in lines))
+    return " ".join(token for token in " ".join(lines).split() if not _MARKER_TOKEN.fullmatch(token))
 
 
 def rehydrate(lines: Sequence[str], snippet: str, start: int, end: int) -> tuple[int, int] | None:
