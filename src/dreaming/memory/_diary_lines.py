@@ -93,7 +93,8 @@ def _recall_lines(s: Mapping[str, Any]) -> list[str]:
         f" {_n(deep.get('ingestion_signals', 0))} ingestion signals (never counted as recalls)."
     )
     for item in deep.get("applied") or []:
-        lines.append(f'Promoted to MEMORY.md: "{item.get("text")}" ({item.get("source")}, score {item.get("score")})')
+        score = float(item.get("score") or 0.0)
+        lines.append(f'Promoted to MEMORY.md: "{item.get("text")}" ({item.get("source")}, score {score:.3f})')
     for key, reason in deep.get("refused") or []:
         lines.append(f"Refused `{key}`: {reason}")
     gates = deep.get("skipped_by_gate") or {}
