@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+from pathlib import Path
 
 from dreaming.config import VerdictsConfig
 from dreaming.memory._io import InputReport, atomic_write_json
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._candidates import VerdictCandidate, candidate_slug, passes_gate
+from dreaming.memory.verdicts._handoff import SignalLines, drop_future, take_over
 from dreaming.memory.verdicts._prices import REGIMES
-from dreaming.memory.verdicts._records import WINDOWS, check_verdict_line
+from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import is_number, read_objects
 
 __all__ = [
@@ -97,71 +100,102 @@ class _Bucket:
         self.last_seen = ""
 
 
+class _Plan:
+    """What one (group, verdict, regime) does to the buckets: every line with it counts and classifies the same.
+
+    Counts are added once per plan at the end (``count`` lines); only the float sums are added line by line, because
+    their order of addition decides the last bits of ``avg_change_pct``.
+    """
+
+    __slots__ = ("adds", "classes", "count", "seen", "unclassifiable")
+
+    def __init__(self, seen: str) -> None:
+        self.count = 0
+        self.seen = seen
+        self.unclassifiable = 0
+        self.adds: list[tuple[_Bucket, float]] = []
+        self.classes: list[tuple[_Bucket, str]] = []
+
+
+def _plan(
+    group: tuple[date, str, float | None, tuple[float | None, ...]],
+    verdict: str,
+    regime: str,
+    buckets: dict[tuple[str, str, str, str], _Bucket],
+) -> _Plan:
+    day, asset, atr, changes = group
+    plan = _Plan(day.isoformat())
+    for (window, root), change in zip(_SQRT.items(), changes, strict=True):
+        if change is None:
+            continue
+        if verdict == "HOLD":
+            if atr is None:
+                plan.unclassifiable += 1
+                continue
+            flat = min(K_FLAT * atr * root, FLAT_CAP_PCT)
+            label_ = HIT if abs(change) < flat else (MISSED_UP if change >= flat else AVOIDED_DOWN)
+        else:
+            label_ = HIT if (change > 0 if _UP_IS_HIT[verdict] else change < 0) else WRONG_WAY
+        key = (asset, verdict, regime, window)
+        bucket = buckets.get(key)
+        if bucket is None:
+            bucket = buckets[key] = _Bucket()
+        plan.adds.append((bucket, change))
+        plan.classes.append((bucket, label_))
+    return plan
+
+
 def rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime, report: InputReport) -> RemSummary:
-    """Aggregate ``verdict-signals.jsonl`` into scored buckets and write ``candidates.json`` atomically."""
+    """Aggregate ``verdict-signals.jsonl`` into scored buckets and write ``candidates.json`` atomically.
+
+    The signals are taken from the in-memory hand-off when light sleep has just written them (see ``_handoff``),
+    else parsed from the file.
+    """
     label = ws.relative(ws.verdict_signals)
     today = now.date()
     first_count = report.count
+    held = take_over(ws.verdict_signals, SignalLines)
+    if held is None:
+        lines = read_signal_lines(ws.verdict_signals, report, label, today)
+    else:
+        lines = drop_future(held, today, report, label)
     buckets: dict[tuple[str, str, str, str], _Bucket] = {}
-    samples = exempted = unknown = unclassifiable = skipped = 0
-    for number, obj in read_objects(ws.verdict_signals, report, label):
-        checked = check_verdict_line(obj, today)
-        regime = obj.get("regime")
-        outcomes = obj.get("outcomes")
-        atr = obj.get("atr_pct")
-        if isinstance(checked, str):
-            problem = checked
-        elif regime not in REGIMES:
-            problem = f"unknown regime {regime!r}"
-        elif type(outcomes) is not dict:
-            problem = "missing field 'outcomes'"
-        elif atr is not None and not is_number(atr):
-            problem = "'atr_pct' is not a number"
-        else:
-            problem = ""
-        if problem or isinstance(checked, str) or type(outcomes) is not dict:
-            report.skip(label, number, problem)
-            continue
-        day, asset, verdict, shock = checked
-        samples += 1
-        if shock:
+    plans: dict[int, _Plan] = {}
+    exempted = unknown = 0
+    unknown_code = REGIMES.index("unknown")
+    n_verdicts, n_regimes = len(VERDICTS), len(REGIMES)
+    groups = lines.groups
+    for g, v, s, r in zip(lines.group, lines.verdict, lines.shock, lines.regime, strict=True):
+        if s:
             exempted += 1
             continue
-        if regime == "unknown":
+        if r == unknown_code:
             unknown += 1
             continue
-        seen = day.isoformat()
-        for window, root in _SQRT.items():
-            outcome = outcomes.get(window)
-            if type(outcome) is not dict:
-                continue
-            change = outcome.get("change_pct")
-            if not is_number(change):
-                continue
-            if verdict == "HOLD":
-                if atr is None:
-                    unclassifiable += 1
-                    continue
-                flat = min(K_FLAT * atr * root, FLAT_CAP_PCT)
-                label_ = HIT if abs(change) < flat else (MISSED_UP if change >= flat else AVOIDED_DOWN)
-            else:
-                label_ = HIT if (change > 0 if _UP_IS_HIT[verdict] else change < 0) else WRONG_WAY
-            key = (asset, verdict, str(regime), window)
-            bucket = buckets.get(key)
-            if bucket is None:
-                bucket = buckets[key] = _Bucket()
-            bucket.n += 1
+        key = (g * n_verdicts + v) * n_regimes + r  # an int key: cheaper to hash than a tuple
+        plan = plans.get(key)
+        if plan is None:
+            plan = plans[key] = _plan(groups[g], VERDICTS[v], REGIMES[r], buckets)
+        plan.count += 1
+        for bucket, change in plan.adds:
             bucket.total += change
+    unclassifiable = 0
+    for plan in plans.values():
+        count = plan.count
+        unclassifiable += plan.unclassifiable * count
+        for bucket, label_ in plan.classes:
+            bucket.n += count
             if label_ is HIT:
-                bucket.hits += 1
+                bucket.hits += count
             elif label_ is MISSED_UP:
-                bucket.missed += 1
+                bucket.missed += count
             elif label_ is AVOIDED_DOWN:
-                bucket.avoided += 1
+                bucket.avoided += count
             else:
-                bucket.wrong += 1
-            if seen > bucket.last_seen:
-                bucket.last_seen = seen
+                bucket.wrong += count
+            if plan.seen > bucket.last_seen:
+                bucket.last_seen = plan.seen
+    samples = len(lines.group)
     candidates = sorted(
         (_candidate(key, bucket, config) for key, bucket in buckets.items()), key=lambda c: (-c.score, c.id)
     )
@@ -213,3 +247,47 @@ def _candidate(key: tuple[str, str, str, str], b: _Bucket, config: VerdictsConfi
         avoided_down_rate=round(b.avoided / b.n, 4) if hold else None,
         wrong_way_rate=None if hold else round(b.wrong / b.n, 4),
     )
+
+
+def read_signal_lines(path: Path, report: InputReport, label: str, today: date) -> SignalLines:
+    """Parse ``verdict-signals.jsonl`` (written by light sleep in another process, or supplied); report bad lines."""
+    lines = SignalLines(
+        groups=[], group=array("I"), verdict=bytearray(), shock=bytearray(), regime=bytearray(), numbers=array("I")
+    )
+    # Grouped by value: 0.0 and -0.0 (or 1 and 1.0) may share a group, since every use below treats them alike.
+    index: dict[tuple[date, str, float | None, tuple[float | None, ...]], int] = {}
+    for number, obj in read_objects(path, report, label):
+        checked = check_verdict_line(obj, today)
+        regime = obj.get("regime")
+        outcomes = obj.get("outcomes")
+        atr = obj.get("atr_pct")
+        if isinstance(checked, str):
+            problem = checked
+        elif regime not in REGIMES:
+            problem = f"unknown regime {regime!r}"
+        elif type(outcomes) is not dict:
+            problem = "missing field 'outcomes'"
+        elif atr is not None and not is_number(atr):
+            problem = "'atr_pct' is not a number"
+        else:
+            problem = ""
+        if problem or isinstance(checked, str) or type(outcomes) is not dict:
+            report.skip(label, number, problem)
+            continue
+        day, asset, verdict, shock = checked
+        changes: list[float | None] = []
+        for window in _SQRT:
+            outcome = outcomes.get(window)
+            change = outcome.get("change_pct") if type(outcome) is dict else None
+            changes.append(change if is_number(change) else None)
+        key = (day, asset, atr, tuple(changes))
+        g = index.get(key)
+        if g is None:
+            g = index[key] = len(lines.groups)
+            lines.groups.append(key)
+        lines.group.append(g)
+        lines.verdict.append(VERDICTS.index(verdict))
+        lines.shock.append(shock)
+        lines.regime.append(REGIMES.index(regime))
+        lines.numbers.append(number)
+    return lines

@@ -92,6 +92,12 @@ class AtomicLineWriter:
         if len(self._buffer) >= _CHUNK_LINES:
             self._flush()
 
+    def write_lines(self, lines: list[str]) -> None:
+        """Add many lines at once (each ending with a newline): one join and one write instead of a call per line."""
+        self._flush()
+        self._handle.write("".join(lines).encode("utf-8"))
+        self.lines += len(lines)
+
     def _flush(self) -> None:
         if self._buffer:
             self._handle.write("".join(self._buffer).encode("utf-8"))
