@@ -55,7 +55,6 @@ async def _invoke(saver: AsyncSqliteSaver, context: DreamContext, *, resume: boo
     config: Any = {
         "configurable": {"thread_id": context.run_id},
         "recursion_limit": context.config.budget.recursion_limit,
-        "max_concurrency": context.config.autoresearch.concurrency,
     }
     if resume:
         snapshot = await graph.aget_state(config)

@@ -6,8 +6,9 @@ The graph cannot import ``agent/`` (where the gateway lives), so the chat model 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -79,3 +80,18 @@ class ResearchDeps:
     """The budgeted model; None researches with the fixed plan and extractive synthesis."""
     read_line: LineReader | None = None
     """Re-reads a codebase ``path:line`` at validation; without it code evidence never supports a claim."""
+    _slots: dict[tuple[int, int], asyncio.Semaphore] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def slots(self, concurrency: int) -> asyncio.Semaphore:
+        """Return the run's gate of ``concurrency`` gaps researched at once (one per event loop).
+
+        The research branches bound themselves with this instead of LangGraph's ``max_concurrency``: that option also
+        gates the checkpointer's background writes, so a finished branch's writes would wait behind the branches still
+        queued, and a crash would lose them.
+        """
+        key = (max(1, concurrency), id(asyncio.get_running_loop()))
+        if key not in self._slots:
+            self._slots[key] = asyncio.Semaphore(key[0])
+        return self._slots[key]

@@ -2,7 +2,7 @@ r"""Research the night's knowledge gaps: the nodes between ``rem`` and ``budget_
 
 The shape::
 
-    rem -> research_select -(Send per gap)-> research_gap x N (max_concurrency) -> research_collect -> budget_verify
+    rem -> research_select -(Send per gap)-> research_gap x N (concurrency) -> research_collect -> budget_verify
                           \-(disabled)-> budget_verify
 
 ``research_select`` picks tonight's gaps and sets the phase's deadline; each ``research_gap`` branch is its own
@@ -95,19 +95,23 @@ def research_select(state: DreamState, runtime: Runtime[DreamContext]) -> Comman
 
 
 async def research_gap(task: GapTask, runtime: Runtime[DreamContext]) -> dict[str, Any]:
-    """Research one gap (one LangGraph task, checkpointed on its own) and append its result."""
+    """Research one gap (one LangGraph task, checkpointed on its own) and append its result.
+
+    At most ``[autoresearch] concurrency`` branches research at once (``ResearchDeps.slots``).
+    """
     ctx = runtime.context
     assert ctx.research is not None  # routed here only when research is configured
-    ctx.progress("research", f"researching {task['query']!r}")
-    result = await research_one_gap(
-        key=task["key"],
-        question=task["query"],
-        index=task["index"],
-        deadline=task["deadline"],
-        deps=ctx.research,
-        cfg=ctx.config.autoresearch,
-        clock=ctx.clock,
-    )
+    async with ctx.research.slots(ctx.config.autoresearch.concurrency):
+        ctx.progress("research", f"researching {task['query']!r}")
+        result = await research_one_gap(
+            key=task["key"],
+            question=task["query"],
+            index=task["index"],
+            deadline=task["deadline"],
+            deps=ctx.research,
+            cfg=ctx.config.autoresearch,
+            clock=ctx.clock,
+        )
     return {"research_results": [result]}
 
 
