@@ -5,6 +5,7 @@ The tracked files under ``examples/demo/workspace`` are never modified: they are
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -25,6 +26,10 @@ def main() -> int:
     if SCRATCH.exists():
         shutil.rmtree(SCRATCH)
     shutil.copytree(SOURCE, SCRATCH)
+    # Research reads this repository's own code and docs: make the scratch copy's roots absolute.
+    toml = SCRATCH / "dreaming.toml"
+    roots = f'codebase_roots = ["{(ROOT / "src").as_posix()}", "{(ROOT / "docs").as_posix()}"]'
+    toml.write_text(re.sub(r"^codebase_roots = .*$", roots, toml.read_text(), flags=re.MULTILINE))
     print(f"Demo workspace copied to {SCRATCH}")
     code = dreaming("run", "--workspace", str(SCRATCH), "--now", NIGHT)
     if code != 0:
