@@ -14,7 +14,14 @@ from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._handoff import ReviewedLines, SignalLines, drop, drop_future, hand_off, take_over
 from dreaming.memory.verdicts._prices import REGIMES, PriceBook
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
-from dreaming.memory.verdicts._stream import _CHUNK_LINES, AtomicLineWriter, format_number, is_number, read_objects
+from dreaming.memory.verdicts._stream import (
+    _CHUNK_LINES,
+    AtomicLineWriter,
+    bulk_objects,
+    format_number,
+    is_number,
+    read_objects,
+)
 
 __all__ = ["LightSummary", "light_sleep_verdicts"]
 
@@ -60,6 +67,11 @@ def light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -
     is taken from the in-memory hand-off when review has just written it (see ``_handoff``), else parsed; the lines
     written are handed off to REM sleep in turn.
     """
+    with bulk_objects():
+        return _light_sleep_verdicts(ws, now=now, report=report)
+
+
+def _light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> LightSummary:
     source = ws.verdict_review
     if not source.exists():
         drop()

@@ -15,7 +15,7 @@ from dreaming.memory.verdicts._candidates import VerdictCandidate, candidate_slu
 from dreaming.memory.verdicts._handoff import SignalLines, drop_future, take_over
 from dreaming.memory.verdicts._prices import REGIMES
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
-from dreaming.memory.verdicts._stream import is_number, read_objects
+from dreaming.memory.verdicts._stream import bulk_objects, is_number, read_objects
 
 __all__ = [
     "FLAT_CAP_PCT",
@@ -151,6 +151,11 @@ def rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime, 
     The signals are taken from the in-memory hand-off when light sleep has just written them (see ``_handoff``),
     else parsed from the file.
     """
+    with bulk_objects():
+        return _rem_sleep_verdicts(ws, config, now=now, report=report)
+
+
+def _rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime, report: InputReport) -> RemSummary:
     label = ws.relative(ws.verdict_signals)
     today = now.date()
     first_count = report.count

@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import json
 from array import array
+from bisect import bisect_left
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any
 
 from dreaming.memory._io import InputReport
@@ -14,7 +15,7 @@ from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._handoff import ReviewedLines, hand_off
 from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
-from dreaming.memory.verdicts._stream import _CHUNK_LINES, AtomicLineWriter, format_number, read_objects
+from dreaming.memory.verdicts._stream import _CHUNK_LINES, AtomicLineWriter, bulk_objects, format_number, read_objects
 
 __all__ = ["ReviewSummary", "review_verdicts"]
 
@@ -41,12 +42,17 @@ class ReviewSummary:
     """Whether verdict_review.jsonl was rewritten."""
 
 
-def _window_changes(series: PriceSeries, day: date, base: float) -> tuple[str | None, ...]:
-    # The rendered change of each window in the order json.dumps(sort_keys=True) gives ("30d" before "7d").
+_WINDOW_ORDER = tuple(sorted(WINDOWS, key=lambda w: f"{w}d"))
+"""The windows in the order json.dumps(sort_keys=True) writes their keys ("30d" before "7d")."""
+
+
+def _window_changes(series: PriceSeries, ordinal: int, base: float) -> tuple[str | None, ...]:
+    # The rendered change of each window, in _WINDOW_ORDER.
     out: list[str | None] = []
-    for window in sorted(WINDOWS, key=lambda w: f"{w}d"):
-        target = series.index_on_or_after((day + timedelta(days=window)).toordinal())
-        out.append(None if target < 0 else format_number((series.closes[target] / base - 1) * 100))
+    closes, ordinals = series.closes, series.ordinals
+    for window in _WINDOW_ORDER:
+        target = bisect_left(ordinals, ordinal + window)  # the first trading date >= d + window days
+        out.append(None if target == len(ordinals) else format_number((closes[target] / base - 1) * 100))
     return tuple(out)
 
 
@@ -66,6 +72,11 @@ def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Rev
     ``prices/``). Bad lines and verdicts dated after ``now`` are skipped and reported in ``report``. The lines written
     are also handed off in memory to light sleep (see ``_handoff``).
     """
+    with bulk_objects():
+        return _review_verdicts(ws, now=now, report=report)
+
+
+def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> ReviewSummary:
     if not ws.verdicts.exists():
         return ReviewSummary(source="supplied" if ws.verdict_review.exists() else "none")
     label = ws.relative(ws.verdicts)
@@ -219,10 +230,10 @@ def _check_pair(
         return None
     base = series.closes[t0]
     atr = format_number(series.atr_pct[t0])
-    changes = _window_changes(series, day, base)
+    changes = _window_changes(series, day.toordinal(), base)
     outcomes = ", ".join(
         f'"{w}d": null' if c is None else f'"{w}d": {{"change_pct": {c}}}'
-        for w, c in zip(sorted(WINDOWS, key=lambda w: f"{w}d"), changes, strict=True)
+        for w, c in zip(_WINDOW_ORDER, changes, strict=True)
     )
     fields = [
         f'"asset": {json.dumps(asset, ensure_ascii=False)}',

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import math
 import os
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeGuard
 
 from dreaming.memory._io import InputReport
 
-__all__ = ["AtomicLineWriter", "format_number", "is_number", "read_objects"]
+__all__ = ["AtomicLineWriter", "bulk_objects", "format_number", "is_number", "read_objects"]
 
 _CHUNK_LINES = 8192
 _COMPARE_BYTES = 1 << 20
@@ -39,14 +41,34 @@ def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[
         return
     loads = json.loads
     strict = _STRICT.decode
+    scan = _STRICT.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, not in the stubs
     with handle:
         for number, raw in enumerate(handle, start=1):
             try:
-                # The plain C parser first; the strict (NaN-refusing) decoder only when a constant may be present.
-                obj = strict(raw.decode("utf-8")) if b"NaN" in raw or b"Infinity" in raw else loads(raw)
+                if raw[:1] == b"{" and raw[1:2] != b"\x00":
+                    # Fast path for the usual line: exactly what json.loads(raw) does for a line that starts with
+                    # "{" (its encoding check finds UTF-8; it decodes with surrogatepass; it scans one value and
+                    # allows only JSON whitespace after it), without its three Python-level wrapper calls. The
+                    # scanner is the strict decoder's, so NaN and Infinity are refused here too.
+                    text = raw.decode("utf-8", "surrogatepass")
+                    obj, end = scan(text, 0)
+                    if end != len(text) and text[end:].strip(" \t\n\r"):
+                        raise ValueError("extra data")
+                elif b"NaN" in raw or b"Infinity" in raw:
+                    obj = strict(raw.decode("utf-8"))
+                else:
+                    obj = loads(raw)
+            except StopIteration:  # the scanner's way of saying "no JSON value here"
+                report.skip(label, number, "not valid JSON")
+                continue
             except ValueError as exc:
                 if not raw.strip():
                     continue
+                if "is not a number" in str(exc):  # say it as the strict decoder does (it decodes strictly first)
+                    try:
+                        strict(raw.decode("utf-8"))
+                    except ValueError as again:
+                        exc = again
                 why = str(exc) if "is not a number" in str(exc) else "not valid JSON"
                 report.skip(label, number, why)
                 continue
@@ -54,6 +76,23 @@ def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[
                 report.skip(label, number, "not a JSON object")
                 continue
             yield number, obj
+
+
+@contextmanager
+def bulk_objects() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a step builds its many small, long-lived objects.
+
+    A step holds hundreds of thousands of tuples and records at once; every generation-2 collection walks them all,
+    which at a million lines costs more than the work itself. Nothing made in these steps forms a reference cycle,
+    so reference counting frees it all the same; the collector's previous state is restored on exit.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def is_number(value: object) -> TypeGuard[float]:
