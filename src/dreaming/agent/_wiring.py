@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from dreaming.agent._research_wiring import build_research_deps
 from dreaming.agent.gateway import BudgetedModels, LLMGateway, build_gateway
 from dreaming.agent.narrative import write_narrative
 from dreaming.agent.verify import VerifyCandidate, verify_insights
@@ -72,6 +73,7 @@ def night_context(
             models=BudgetedModels(gateway),
             verify=verify if available else None,
             narrate=narrate if available else None,
+            research=build_research_deps(base.workspace, base.config, env=env, gateway=gateway),
         )
 
     return complete

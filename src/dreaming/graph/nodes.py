@@ -9,6 +9,7 @@ from langgraph.types import Command
 
 from dreaming.graph._convert import jsonable
 from dreaming.graph.context import DreamContext
+from dreaming.graph.research import promote_research
 from dreaming.graph.state import DreamState
 from dreaming.memory import InputReport, record_event
 from dreaming.memory import recall as rp
@@ -112,10 +113,15 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     summary = vp.deep_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, vetoes=state.get("vetoes") or {})
     ctx.progress("deep", "promoting recalls into MEMORY.md")
     recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    research = promote_research(state, ctx)
     vp.write_memory_index(ctx.workspace)
     return {
         "done": ["deep"],
-        "summaries": {"verdicts.deep": jsonable(summary), "recall.deep": _recall_deep(recall)},
+        "summaries": {
+            "verdicts.deep": jsonable(summary),
+            "recall.deep": _recall_deep(recall),
+            **research.get("summaries", {}),
+        },
     }
 
 
