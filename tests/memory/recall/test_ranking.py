@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from dreaming.memory.recall import (
     record_rem_considered,
     remove_grounded_short_term_candidates,
 )
+from dreaming.memory.recall._ranking import rank_entries
 
 from .helpers import ZERO, at, entries, note, rec
 
@@ -201,3 +203,25 @@ def test_perfect_entry_scores_one(workspace: Workspace) -> None:
         rec(workspace, f"q{i}", PATH, 1, 1, 1.0, snippet, at(f"{day}T10:00:00"))
     (c,) = rank_short_term_candidates(workspace, ZERO, now=at("2026-04-10T10:00:00")).candidates
     assert round(c.score, 3) == 1.0 and c.components.phase_boost == 0
+
+
+def test_first_failing_gate_in_openclaw_order_is_reported() -> None:
+    """Each entry fails every gate from its own onwards: the earliest one is the one reported."""
+    base = {"path": PATH, "snippet": GLACIER, "recallCount": 5, "queryHashes": ["a", "b"], "totalScore": 4.5,
+            "lastRecalledAt": "2026-04-14T00:00:00.000Z"}  # fmt: skip
+    late = {"recallCount": 0, "queryHashes": [], "recallDays": [], "lastRecalledAt": "2025-01-01T00:00:00.000Z"}
+    by_gate: dict[str, dict[str, Any]] = {
+        "path": {**base, **late, "path": "MEMORY.md", "snippet": "## ", "promotedAt": "2026-04-02T00:00:00.000Z"},
+        "unpromotable": {**base, **late, "snippet": "## ", "promotedAt": "2026-04-02T00:00:00.000Z"},
+        "promoted": {**base, **late, "promotedAt": "2026-04-02T00:00:00.000Z"},
+        "no_signals": {**base, **late},
+        "min_recall_count": {**base, **late, "dailyCount": 1},
+        "min_unique_queries": {**base, "queryHashes": ["a"], "lastRecalledAt": late["lastRecalledAt"]},
+        "max_age_days": {**base, "totalScore": 0.0, "lastRecalledAt": late["lastRecalledAt"]},
+        "min_score": {**base, "totalScore": 0.0},
+        "passes": base,
+    }
+    config = DeepConfig(min_recall_count=2, min_unique_queries=2, max_age_days=30, min_score=0.5)
+    result = rank_entries(by_gate, {}, config, now=at("2026-04-15T00:00:00"))
+    assert [c.key for c in result.candidates] == ["passes"]
+    assert list(result.skipped) == [(gate, gate) for gate in list(by_gate)[:-1]]
