@@ -64,3 +64,12 @@ def test_empty_workspace_runs_and_writes_a_diary(tmp_path: Path) -> None:
     result = runner.invoke(app, ["run", "--workspace", str(tmp_path), "--now", NIGHT])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "DREAMS.md").read_text().startswith("# Dream Diary\n")
+
+
+def test_schedule_prints_a_crontab_line_in_the_workspace_timezone(tmp_path: Path) -> None:
+    (tmp_path / "dreaming.toml").write_text('timezone = "Europe/Paris"\n[schedule]\ncron = "30 2 * * *"\n')
+    result = runner.invoke(app, ["schedule", "--workspace", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    tz, line = result.output.strip().splitlines()
+    assert tz == "CRON_TZ=Europe/Paris"
+    assert line.startswith("30 2 * * * ") and f"-m dreaming run --workspace {tmp_path.resolve()}" in line

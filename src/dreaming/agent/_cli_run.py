@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
@@ -149,6 +151,12 @@ def register(app: typer.Typer) -> None:
         console.print("\n".join(out), markup=False, highlight=False, soft_wrap=True)
 
     @app.command()
+    def schedule(workspace: WorkspaceOption = Path(".")) -> None:
+        """Print the crontab lines that run this workspace's nightly job (``[schedule] cron``, in its timezone)."""
+        ws, config = open_workspace(workspace)
+        typer.echo(crontab_lines(ws, config, python=sys.executable))
+
+    @app.command()
     def insights(
         workspace: WorkspaceOption = Path("."),
         asset: Annotated[str | None, typer.Option(help="Only insights about this asset.")] = None,
@@ -194,6 +202,13 @@ def _last_run(ws: Workspace) -> dict[str, Any] | None:
         if isinstance(event, dict) and event.get("type") == "run.finished":
             return event
     return None
+
+
+def crontab_lines(ws: Workspace, config: DreamingConfig, *, python: str) -> str:
+    """Return crontab lines for the nightly job; ``CRON_TZ`` makes cron read the expression in the workspace's zone."""
+    log = ws.state_dir / "nightly.log"
+    command = f"{shlex.quote(python)} -m dreaming run --workspace {shlex.quote(str(ws.root))}"
+    return f"CRON_TZ={config.timezone}\n{config.schedule.cron} {command} >> {shlex.quote(str(log))} 2>&1"
 
 
 def workspace_status(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
