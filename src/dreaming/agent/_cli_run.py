@@ -156,6 +156,30 @@ def register(app: typer.Typer) -> None:
         ws, config = open_workspace(workspace)
         typer.echo(crontab_lines(ws, config, python=sys.executable))
 
+    @app.command("eval")
+    def eval_cmd(
+        dataset: Annotated[Path | None, typer.Option(help="Cases (JSONL); default: the bundled research gaps.")] = None,
+        corpus: Annotated[Path | None, typer.Option(help="Codebase researched; default: the bundled corpus.")] = None,
+        ledger: Annotated[Path | None, typer.Option(help="Append a row to this results.tsv.")] = None,
+        online: Annotated[bool, typer.Option(help="Use OPENAI_API_KEY / TAVILY_API_KEY if set.")] = False,
+        now: NowOption = None,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Replay recorded knowledge gaps through a night and score the research decisions."""
+        from dreaming.evals import run_research_eval
+
+        env = os.environ if online else {}
+        report = asyncio.run(
+            run_research_eval(now=parse_now(now), env=env, dataset=dataset, corpus=corpus, ledger=ledger)
+        )
+        if json_out:
+            print_json({**jsonable(report), "accuracy": report.accuracy, "false_keeps": report.false_keeps})
+        else:
+            for r in report.results:
+                mark = "ok  " if r["correct"] else "MISS"
+                typer.echo(f"{mark} {r['id']}: expected {r['expected']}, got {r['decision']} ({r['confidence']})")
+            typer.echo(f"accuracy {report.accuracy:.3f}, false keeps {report.false_keeps}, tokens {report.tokens}")
+
     @app.command()
     def insights(
         workspace: WorkspaceOption = Path("."),
