@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -46,22 +46,14 @@ _WINDOW_ORDER = tuple(sorted(WINDOWS, key=lambda w: f"{w}d"))
 """The windows in the order json.dumps(sort_keys=True) writes their keys ("30d" before "7d")."""
 
 
-def _window_changes(series: PriceSeries, ordinal: int, base: float) -> tuple[str | None, ...]:
-    # The rendered change of each window, in _WINDOW_ORDER.
-    out: list[str | None] = []
-    closes, ordinals = series.closes, series.ordinals
-    for window in _WINDOW_ORDER:
-        target = bisect_left(ordinals, ordinal + window)  # the first trading date >= d + window days
-        out.append(None if target == len(ordinals) else format_number((closes[target] / base - 1) * 100))
-    return tuple(out)
-
-
-_Group = tuple[int, str, str]
-"""A reviewable (asset, decision date): its index in the hand-off groups, the line's head up to ``"macro_shock": ``
-and its middle from ``, "outcomes"`` up to the verdict's opening quote (the common line with no extra field)."""
+_Pair = tuple[int, str, str, tuple[str, ...]]
+"""A reviewable (asset, decision date): its index in the hand-off groups; the line's head up to ``"macro_shock": ``
+and its middle from ``, "outcomes"`` up to the verdict's opening quote (the common line, with no extra field); and
+its five rendered ``"key": value`` fields in key order (asset, atr_pct, base_close, decision_date, outcomes) for
+the lines with extra fields, which :func:`_shape_template` places among them."""
 _Problem = str
 _SHAPE_LIMIT = 10_000
-_TEMPLATE_LIMIT = 200_000
+_RENDERED_LIMIT = 100_000
 
 
 def review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> ReviewSummary:
@@ -87,24 +79,23 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
     reviewed = unreviewable = future = 0
     missing: set[str] = set()
     # Hot-loop caches, each keyed by raw values seen on the lines (a million lines repeat a few thousand values):
-    # (decision_date, asset) -> the group, None (valid but unreviewable) or why the pair is refused;
-    # raw verdict -> its index in VERDICTS, or why it is refused; the tuple of a line's keys -> its extra keys, sorted.
-    pairs: dict[tuple[str, str], _Group | _Problem | None] = {}
+    # (decision_date, asset) -> the pair, None (valid but unreviewable) or why the pair is refused;
+    # raw verdict -> its index in VERDICTS, or why it is refused; the tuple of a line's keys -> its extra keys,
+    # sorted, and the template of such a line (see _shape_template).
+    pairs: dict[tuple[str, str], _Pair | _Problem | None] = {}
+    pair_setup = _PairSetup(today, book, missing)
     verdict_codes: dict[str, int | _Problem] = {}
-    shapes: dict[tuple[str, ...], tuple[str, ...]] = {}
-    templates: dict[tuple[int, tuple[str, ...]], tuple[str, int, int]] = {}
+    shapes: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {}
     rendered: dict[str, str] = {}  # extra string values repeat (roles, notes): render each once
-    parts: list[list[str]] = []  # per group: the rendered fixed fields, for lines with extra fields
     lines = ReviewedLines(
-        groups=[], group=array("I"), verdict=bytearray(), shock=bytearray(), regime=bytearray(), numbers=array("I")
+        groups=pair_setup.groups,
+        group=array("I"),
+        verdict=bytearray(),
+        shock=bytearray(),
+        regime=bytearray(),
+        numbers=array("I"),
     )
-    groups, group_col, verdict_col, shock_col, regime_col = (
-        lines.groups,
-        lines.group,
-        lines.verdict,
-        lines.shock,
-        lines.regime,
-    )
+    group_col, verdict_col, shock_col, regime_col = lines.group, lines.verdict, lines.shock, lines.regime
     unknown_regime = REGIMES.index("unknown")
     dumps = json.dumps
     skip = report.skip
@@ -133,7 +124,7 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
             try:
                 pair = pairs[raw_date, asset]
             except KeyError:
-                pair = pairs[raw_date, asset] = _check_pair(raw_date, asset, today, book, missing, groups, parts)
+                pair = pairs[raw_date, asset] = pair_setup.check(raw_date, asset)
             if isinstance(pair, str):
                 skip(label, number, pair)
                 future += "is after now" in pair
@@ -148,24 +139,19 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
             if pair is None:
                 unreviewable += 1
                 continue
-            index, head, mid = pair
-            verdict = VERDICTS[code]
+            index, head, mid, fields = pair
             keys = tuple(obj)
-            extras = shapes.get(keys)
-            if extras is None:
+            shape = shapes.get(keys)
+            if shape is None:
                 extras = tuple(sorted(obj.keys() - _COMPUTED))
+                shape = (extras, _shape_template(extras))
                 if len(shapes) < _SHAPE_LIMIT:
-                    shapes[keys] = extras
+                    shapes[keys] = shape
+            extras, template = shape
             if not extras:
-                buffer.append(f'{head}{"true" if shock else "false"}{mid}{verdict}"}}\n')
+                buffer.append(f'{head}{"true" if shock else "false"}{mid}{VERDICTS[code]}"}}\n')
                 regime = unknown_regime
             else:
-                template = templates.get((index, extras))
-                if template is None:
-                    template = _template(parts[index], extras)
-                    if len(templates) < _TEMPLATE_LIMIT:
-                        templates[index, extras] = template
-                text, at_shock, at_verdict = template
                 values = []
                 for k in extras:
                     value = obj[k]
@@ -173,14 +159,12 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
                         value_text = rendered.get(value)
                         if value_text is None:
                             value_text = dumps(value, ensure_ascii=False)
-                            if len(rendered) < 100_000:
+                            if len(rendered) < _RENDERED_LIMIT:
                                 rendered[value] = value_text
                     else:
                         value_text = dumps(value, ensure_ascii=False, sort_keys=True)
                     values.append(value_text)
-                values.insert(at_shock, "true" if shock else "false")
-                values.insert(at_verdict, verdict)
-                buffer.append(text % tuple(values))
+                buffer.append(template.format(*fields, "true" if shock else "false", VERDICTS[code], *values))
                 line_regime = obj.get("regime")
                 regime = REGIMES.index(line_regime) if line_regime in REGIMES else unknown_regime
             group_col.append(index)
@@ -207,47 +191,75 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
     )
 
 
-def _check_pair(
-    raw_date: str,
-    asset: str,
-    today: date,
-    book: PriceBook,
-    missing: set[str],
-    groups: list[tuple[date, str, str | None, tuple[str | None, ...]]],
-    parts: list[list[str]],
-) -> _Group | _Problem | None:
-    # check_verdict_line's date and asset checks (in its order), then the pair's price lookup and rendering.
-    checked = check_verdict_line({"decision_date": raw_date, "asset": asset, "verdict": VERDICTS[0]}, today)
-    if isinstance(checked, str):
-        return checked
-    day = checked[0]
-    series = book.get(asset)
-    if series is None:
-        missing.add(asset)
-        return None
-    t0 = series.index_on_or_before(day.toordinal())
-    if t0 < 0:
-        return None
-    base = series.closes[t0]
-    atr = format_number(series.atr_pct[t0])
-    changes = _window_changes(series, day.toordinal(), base)
-    outcomes = ", ".join(
-        f'"{w}d": null' if c is None else f'"{w}d": {{"change_pct": {c}}}'
-        for w, c in zip(_WINDOW_ORDER, changes, strict=True)
-    )
-    fields = [
-        f'"asset": {json.dumps(asset, ensure_ascii=False)}',
-        f'"atr_pct": {atr}',
-        f'"base_close": {base!r}',
-        f'"decision_date": "{day.isoformat()}"',
-        f'"outcomes": {{{outcomes}}}',
-    ]
-    index = len(groups)
-    groups.append((day, asset, None if atr == "null" else atr, changes))
-    parts.append(fields)
-    head = "{" + ", ".join(fields[:4]) + ', "macro_shock": '
-    mid = f", {fields[4]}, " + '"verdict": "'
-    return index, head, mid
+class _PairSetup:
+    """The one-off work of each distinct (decision date, asset): its checks, price lookup and rendered fields.
+
+    Decision dates and assets repeat across pairs (a few thousand dates, a few dozen assets, ~100k pairs at scale):
+    what depends on one of them only is worked out once per date or per asset.
+    """
+
+    def __init__(self, today: date, book: PriceBook, missing: set[str]) -> None:
+        self.today = today
+        self.book = book
+        self.missing = missing
+        self.groups: list[tuple[date, str, str | None, tuple[str | None, ...]]] = []
+        self._days: dict[str, tuple[date, int, str] | _Problem] = {}
+        self._assets: dict[str, tuple[PriceSeries | None, str]] = {}
+
+    def check(self, raw_date: str, asset: str) -> _Pair | _Problem | None:
+        """Return the pair's rendered fields, None when it cannot be reviewed, or why its line is refused.
+
+        The date and asset are checked as check_verdict_line checks them, in its order.
+        """
+        day = self._days.get(raw_date)
+        if day is None:
+            checked = check_verdict_line({"decision_date": raw_date, "asset": "x", "verdict": VERDICTS[0]}, self.today)
+            day = self._days[raw_date] = (
+                checked if isinstance(checked, str) else (checked[0], checked[0].toordinal(), checked[0].isoformat())
+            )
+        if isinstance(day, str):
+            return day
+        if not asset.strip():  # refused: let check_verdict_line say so
+            checked = check_verdict_line({"decision_date": raw_date, "asset": asset}, self.today)
+            if isinstance(checked, str):
+                return checked
+        on_file = self._assets.get(asset)
+        if on_file is None:
+            on_file = self._assets[asset] = (self.book.get(asset), json.dumps(asset, ensure_ascii=False))
+        series, asset_json = on_file
+        if series is None:
+            self.missing.add(asset)
+            return None
+        decision_day, ordinal, iso = day
+        closes, ordinals = series.closes, series.ordinals
+        t0 = bisect_right(ordinals, ordinal) - 1  # the last trading date <= d
+        if t0 < 0:
+            return None
+        base = closes[t0]
+        atr = format_number(series.atr_pct[t0])
+        changes: list[str | None] = []
+        outcomes: list[str] = []
+        for window in _WINDOW_ORDER:
+            target = bisect_left(ordinals, ordinal + window, t0)  # the first trading date >= d + window days
+            if target == len(ordinals):
+                changes.append(None)
+                outcomes.append(f'"{window}d": null')
+            else:
+                change = format_number((closes[target] / base - 1) * 100)
+                changes.append(change)
+                outcomes.append(f'"{window}d": {{"change_pct": {change}}}')
+        fields = (
+            f'"asset": {asset_json}',
+            f'"atr_pct": {atr}',
+            f'"base_close": {base!r}',
+            f'"decision_date": "{iso}"',
+            f'"outcomes": {{{", ".join(outcomes)}}}',
+        )
+        index = len(self.groups)
+        self.groups.append((decision_day, asset, None if atr == "null" else atr, tuple(changes)))
+        head = "{" + ", ".join(fields[:4]) + ', "macro_shock": '
+        mid = f", {fields[4]}, " + '"verdict": "'
+        return index, head, mid, fields
 
 
 def _verdict_code(raw: str) -> int | _Problem:
@@ -255,18 +267,22 @@ def _verdict_code(raw: str) -> int | _Problem:
     return checked if isinstance(checked, str) else VERDICTS.index(checked[2])
 
 
-def _template(fixed: list[str], extras: tuple[str, ...]) -> tuple[str, int, int]:
-    """Return a ``%``-template of a line with extra fields, and where macro_shock and verdict go among the values.
+def _shape_template(extras: tuple[str, ...]) -> str:
+    """Return a ``str.format`` template of a line with these extra keys (sorted), or "" when there are none.
 
-    Keys are sorted as ``json.dumps(sort_keys=True)`` sorts them; the fixed fields are literal text (``%`` doubled),
-    ``macro_shock``, ``verdict`` and each extra are ``%s`` slots filled in key order.
+    Keys are sorted as ``json.dumps(sort_keys=True)`` sorts them. Slots 0-4 are the pair's rendered fields (asset,
+    atr_pct, base_close, decision_date, outcomes: each ``"key": value``), 5 is macro_shock, 6 the verdict, then the
+    value of each extra in ``extras`` order; the extra keys themselves are literal text, braces doubled.
     """
-    items = [(f.split('"', 2)[1], False, f.replace("%", "%%")) for f in fixed]
-    items += [("macro_shock", True, '"macro_shock": %s'), ("verdict", True, '"verdict": "%s"')]
-    items += [(k, True, f"{_key(k).replace('%', '%%')}: %s") for k in extras]
+    if not extras:
+        return ""
+    items = [
+        (k, f"{{{slot}}}") for slot, k in enumerate(("asset", "atr_pct", "base_close", "decision_date", "outcomes"))
+    ]
+    items += [("macro_shock", '"macro_shock": {5}'), ("verdict", '"verdict": "{6}"')]
+    items += [(k, _key(k).replace("{", "{{").replace("}", "}}") + f": {{{7 + i}}}") for i, k in enumerate(extras)]
     items.sort()
-    slots = [k for k, is_slot, _ in items if is_slot]
-    return "{" + ", ".join(text for *_, text in items) + "}\n", slots.index("macro_shock"), slots.index("verdict")
+    return "{{" + ", ".join(text for _, text in items) + "}}\n"
 
 
 @functools.lru_cache(maxsize=4096)
