@@ -197,7 +197,7 @@ def test_the_time_limit_skips_gaps_and_the_fixed_plan_queries_question_and_salie
     deps = ResearchDeps(codebase=search)
     add_gaps(workspace, now, "What is the K_FLAT constant?")
     outcome = night(workspace, config(sources=("codebase",)), deps, now)
-    assert search.calls == ["What is the K_FLAT constant?", "flat constant"]
+    assert search.calls == ["What is the K_FLAT constant?", "K_FLAT constant"]
     assert findings(outcome)["What is the K_FLAT constant?"]["decision"] == "abstain"
 
     other = Workspace.at(workspace.root.parent / "other")

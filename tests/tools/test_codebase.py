@@ -157,3 +157,15 @@ def test_no_process_is_left_behind(tmp_path: Path) -> None:
         and Path(f"/proc/{pid}/comm").read_text().strip() == "rg"
     ]
     assert leftovers == []
+
+
+def test_an_identifier_is_searched_as_written_and_ranks_its_own_lines_first(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "a.py").write_text('flat = " ".join(text.split())\nflat_band = 2\n')
+    (code / "b.py").write_text('K_FLAT = 1.0\n"""The flat band multiplier."""\n')
+    hits = _run(RipgrepSearch([code]).search("K_FLAT"))
+    assert [hit.line_text for hit in hits] == ["K_FLAT = 1.0"]
+    hits = _run(RipgrepSearch([code]).search("what is K_FLAT"))
+    assert hits[0].line_text == "K_FLAT = 1.0"
+    assert all("flat =" not in (hit.line_text or "") for hit in hits)

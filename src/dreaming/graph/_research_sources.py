@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool
 
 from dreaming.errors import ToolError
 from dreaming.graph._research_deps import ResearchDeps
-from dreaming.memory.research import Evidence, EvidencePool, SourceHit, redact_secrets, salient_terms
+from dreaming.memory.research import Evidence, EvidencePool, SourceHit, redact_secrets, search_words
 from dreaming.tools.codebase import codebase_search_tool
 from dreaming.tools.memory_search import memory_search_tool
 from dreaming.tools.web import web_search_tool
@@ -31,8 +31,12 @@ SOURCE_ORDER = ("codebase", "memory", "web")
 
 
 def plan_queries(question: str) -> list[str]:
-    """Return the fixed plan's queries for a gap: the question itself, then its salient-term variant."""
-    variant = " ".join(salient_terms(question))
+    """Return the fixed plan's queries for a gap: the question itself, then its salient-term variant.
+
+    The variant keeps identifiers as written (``"what is K_FLAT"`` -> ``"K_FLAT"``), so that a literal search finds
+    the name and not every line holding one of its parts.
+    """
+    variant = " ".join(search_words(question))
     return [q for q in dict.fromkeys([" ".join(question.split()), variant]) if q]
 
 

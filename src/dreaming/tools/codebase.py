@@ -1,7 +1,8 @@
 """Codebase search: ripgrep in a subprocess over the configured roots, read-only, bounded, secret files never opened.
 
 The seam is :class:`CodebaseSearch`; :class:`RipgrepSearch` is the real one and :class:`FakeCodebaseSearch` the fake.
-ripgrep runs with ``--json --fixed-strings --ignore-case --sort path`` over the query and each of its salient terms,
+ripgrep runs with ``--json --fixed-strings --ignore-case --sort path`` over the query, each identifier in it as written
+(``K_FLAT``) and each of its other salient words,
 respects ``.gitignore`` even outside a git repository (``--no-require-git``), skips hidden files, binary files and files
 over ``max_filesize``, never follows symlinks, and is given exclusion globs for secret files. Every match is filtered
 again in Python (secret names, paths outside the roots) and its text redacted, so a key never leaves this module.
@@ -27,7 +28,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import EvidencePool, SourceHit, fence_evidence, redact_secrets, salient_terms
-from dreaming.memory.research._text import term_coverage
+from dreaming.memory.research._text import search_words, term_coverage
 
 __all__ = [
     "SECRET_GLOBS",
@@ -58,7 +59,7 @@ SECRET_GLOBS = (
 MAX_LINE_CHARS = 300
 """A matched or context line is cut to this many characters."""
 MAX_TERMS = 8
-"""At most this many salient terms of the query are searched on their own."""
+"""At most this many identifiers and salient words of the query are searched on their own."""
 
 
 def is_secret_path(path: str | Path) -> bool:
@@ -228,7 +229,7 @@ class RipgrepSearch:
         return command
 
     async def search(self, query: str, *, max_matches: int | None = None) -> list[SourceHit]:
-        """Search the roots for ``query`` and its salient terms; return hits ranked by term coverage.
+        """Search the roots for ``query``, its identifiers and salient words; return hits ranked by term coverage.
 
         Raises:
             RetryableToolError: ripgrep ran past ``timeout_s`` (it is killed).
@@ -237,7 +238,8 @@ class RipgrepSearch:
         limit = max(1, min(max_matches or self.max_matches, self.max_matches))
         query = " ".join(query.split())
         terms = salient_terms(query)
-        patterns = list(dict.fromkeys([query.lower(), *[t for t in terms if len(t) >= 3][:MAX_TERMS]]))
+        words = [w for w in search_words(query) if len(w) >= 3][:MAX_TERMS]
+        patterns = list(dict.fromkeys([query.lower(), *(w.lower() for w in words)]))
         roots = [r for r in self.roots if r.exists()]
         if not query or not roots:
             return []

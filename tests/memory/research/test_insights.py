@@ -124,7 +124,7 @@ def test_a_stronger_multi_source_contradiction_supersedes_with_lineage(workspace
     weak_pool.add(code(SETTINGS, "src/settings.py", 2, "CONFIDENCE_THRESHOLD = 0.7  # keep findings"))
     weak_validation = validate_claims(
         QUESTION,
-        [Claim(text="The confidence threshold for keeping is 0.7", evidence_ids=("E1",))],
+        [Claim(text="The confidence threshold for promotion is 0.7", evidence_ids=("E1",))],
         weak_pool,
         read_line=lines({"src/settings.py": SETTINGS}),
     )
@@ -144,7 +144,7 @@ def test_a_stronger_multi_source_contradiction_supersedes_with_lineage(workspace
     archived_text = archived.read_text(encoding="utf-8")
     assert "status: superseded\n" in archived_text
     assert f"superseded_by: {result.insight_id}\n" in archived_text
-    assert "The confidence threshold for keeping is 0.7" in archived_text
+    assert "The confidence threshold for promotion is 0.7" in archived_text
     new_text = result.path.read_text(encoding="utf-8")
     assert f"supersedes: {old.insight_id}\n" in new_text
     assert [i.id for i in read_research_insights(workspace)] == [result.insight_id]

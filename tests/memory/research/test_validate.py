@@ -6,11 +6,14 @@ from dreaming.memory.research import (
     Claim,
     EvidencePool,
     decide,
+    identifiers,
     numbers,
     salient_terms,
+    search_words,
     supports_text,
     validate_claims,
 )
+from dreaming.memory.research._text import term_coverage
 from tests.memory.research.helpers import code, lines, memory, web
 
 QUESTION = "default confidence threshold"
@@ -25,10 +28,33 @@ def _code_pool() -> EvidencePool:
 
 
 def test_text_rules() -> None:
-    assert salient_terms("What is the max_gaps_per_night of the Gaps?") == ("max", "gap", "per", "night")
+    assert salient_terms("What is the max_gaps_per_night of the Gaps?") == ("max_gaps_per_night", "gap")
+    assert salient_terms("how is the flat threshold capped") == ("flat", "threshold", "cap")
+    assert salient_terms("what is K_FLAT") == ("k_flat",)
+    assert salient_terms("bookingModification") == ("booking_modification",)
+    assert search_words("what is K_FLAT") == ("K_FLAT",)
+    assert search_words("where are the locked files") == ("lock", "file")
+    assert identifiers("use flat_threshold, K_FLAT and bookingModification, not __init__") == (
+        "flat_threshold",
+        "K_FLAT",
+        "bookingModification",
+    )
     assert numbers("v4 sha256 threshold 0.70 of 10,000 and 1.0") == {"0.7", "10000", "1"}
     assert supports_text("The confidence threshold is 0.7", "CONFIDENCE_THRESHOLD = 0.70")
     assert not supports_text("The confidence threshold is 0.8", "CONFIDENCE_THRESHOLD = 0.70")
+
+
+def test_an_identifier_is_one_strong_term_and_its_parts_meet_prose() -> None:
+    # Asking about K_FLAT is not asking about every "flat" in the codebase ...
+    assert term_coverage(salient_terms("what is K_FLAT"), 'flat = " ".join(text.split())') == 0.0
+    assert term_coverage(salient_terms("what is K_FLAT"), "K_FLAT = 1.0") == 1.0
+    assert term_coverage(salient_terms("what is K_FLAT"), "kFlat = 1.0") == 1.0
+    # ... but a name in the text still speaks to prose words, stemmed: capped meets CAP, thresholds meets threshold.
+    assert term_coverage(salient_terms("how is the flat threshold capped"), "FLAT_CAP_PCT = 8.0") == pytest.approx(
+        2 / 3
+    )
+    assert term_coverage(salient_terms("the thresholds"), "def flat_threshold(x):") == 1.0
+    assert supports_text("The stored value is cached", "values are stored in the cache")
 
 
 def test_one_reverified_code_file_strong_support() -> None:
@@ -47,10 +73,10 @@ def test_one_reverified_code_file_strong_support() -> None:
 
 
 def test_one_reverified_code_file_weak_support_keeps_exactly_at_threshold() -> None:
-    # "keeping" is not in the snippet: 2 of 3 terms (0.67 >= 0.6) supports but is not strong: 0.45 + 0.25 = 0.70
+    # "promotion" is not in the snippet: 2 of 3 terms (0.67 >= 0.6) supports but is not strong: 0.45 + 0.25 = 0.70
     result = validate_claims(
         QUESTION,
-        [Claim(text="The confidence threshold for keeping is 0.7", evidence_ids=("E1",))],
+        [Claim(text="The confidence threshold for promotion is 0.7", evidence_ids=("E1",))],
         _code_pool(),
         read_line=lines({"src/settings.py": SETTINGS}),
     )

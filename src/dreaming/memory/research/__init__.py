@@ -34,7 +34,7 @@ from dreaming.memory.research._records import (
 )
 from dreaming.memory.research._render import render_rem_research_section
 from dreaming.memory.research._synthesize import synthesize_extractive
-from dreaming.memory.research._text import numbers, salient_terms
+from dreaming.memory.research._text import identifiers, numbers, salient_terms, search_words
 from dreaming.memory.research._validate import (
     ClaimValidation,
     EvidenceCheck,
@@ -71,6 +71,7 @@ __all__ = [
     "decide",
     "fence_evidence",
     "finding_from_validation",
+    "identifiers",
     "numbers",
     "read_research_insights",
     "redact_secrets",
@@ -78,6 +79,7 @@ __all__ = [
     "research_log_row",
     "research_slug",
     "salient_terms",
+    "search_words",
     "supports_text",
     "synthesize_extractive",
     "validate_claims",
