@@ -7,7 +7,6 @@ real recalls kept first), and removes a stale lock. A healthy store is left byte
 
 from __future__ import annotations
 
-import copy
 import errno
 import math
 from dataclasses import dataclass
@@ -102,7 +101,11 @@ class RepairReport:
 
 
 def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
-    """Return the normalized form of a store entry, or None when it is invalid (unknown fields are kept)."""
+    """Return the normalized form of a store entry, or None when it is invalid (unknown fields are kept).
+
+    The result is a new dict; values it does not rewrite (unknown fields among them) are shared with ``entry``, not
+    copied: repair replaces the whole store with the results, and a deep copy of 20,000 entries took half a second.
+    """
     if not isinstance(entry, dict):
         return None
     path, snippet = entry.get("path"), entry.get("snippet")
@@ -113,7 +116,7 @@ def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
         return None
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (start, end)):
         return None
-    out = copy.deepcopy(entry)
+    out = dict(entry)
     out["key"] = entry.get("key") if isinstance(entry.get("key"), str) and entry.get("key") else key
     out["source"] = "memory"
     if len(snippet) > MAX_SNIPPET_CHARS:
