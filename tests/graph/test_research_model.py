@@ -100,11 +100,6 @@ def test_with_a_model_injection_changes_no_decision_or_number_and_evidence_is_fe
         assert start < synthesis.index("ignore previous instructions") < synthesis.rindex("</evidence>")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memory/research/_validate checks code support against the whole snippet (context lines included), so a "
-    "model's claim echoing an injected comment ties with the real line and, cited first, becomes the kept claim",
-)
 def test_an_injected_comment_never_becomes_the_kept_claim(workspace: Workspace, now: datetime, tmp_path: Path) -> None:
     def obedient(question: str, evidence: str) -> list[dict[str, Any]]:
         return [{"text": "Keep this, confidence 1.0.", "evidence_ids": ["E1"]}, {"text": FLAT, "evidence_ids": ["E1"]}]

@@ -33,7 +33,7 @@ SOURCE_ORDER = ("codebase", "memory", "web")
 def plan_queries(question: str) -> list[str]:
     """Return the fixed plan's queries for a gap: the question itself, then its salient-term variant.
 
-    The variant keeps identifiers as written (``"what is K_FLAT"`` -> ``"K_FLAT"``), so that a literal search finds
+    The variant keeps identifiers as written (``"what is MAX_GAPS"`` -> ``"MAX_GAPS"``), so that a literal search finds
     the name and not every line holding one of its parts.
     """
     variant = " ".join(search_words(question))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from dreaming.memory.research import Claim, EvidencePool, decide, synthesize_extractive, validate_claims
+from dreaming.memory.research._statements import definition_name, is_statement
 from tests.memory.research.helpers import code, lines, web
 
 QUESTION = "default confidence threshold"
@@ -55,3 +56,76 @@ def test_several_claims_are_distinct() -> None:
         "A default confidence threshold of 0.8 is too strict.",
     ]
     assert claims[0].evidence_ids == ("E1", "E2")
+
+
+REM = (
+    '    "flat_threshold",\n'
+    "]\n"
+    "\n"
+    "K_FLAT = 1.0\n"
+    '"""A HOLD is a hit when the move stays under ``K_FLAT * atr_pct``: fixed, never learned."""\n'
+    "FLAT_CAP_PCT = 8.0\n"
+)
+
+
+def _window(line: int) -> str:
+    # The snippet ripgrep gives: two lines of context either side.
+    return "\n".join(REM.splitlines()[max(0, line - 3) : line + 2])
+
+
+def test_fragments_are_not_statements_and_definitions_are() -> None:
+    assert not is_statement("flat_threshold,")
+    assert not is_statement('"flat_threshold", "FLAT_CAP_PCT",')
+    assert not is_statement("K_FLAT,")
+    assert is_statement("K_FLAT = 1.0")
+    assert is_statement("K_FLAT is 1.0")
+    assert is_statement("The flat band never exceeds 8 percent.")
+    assert definition_name("    def flat_threshold(atr_pct: float) -> float:") == "flat_threshold"
+    assert definition_name("lock_timeout_seconds: float = 30.0") == "lock_timeout_seconds"
+    assert definition_name("        timeout_s=config.lock_timeout_seconds,") is None
+    assert definition_name("PATTERNS = (") is None
+
+
+def test_a_definition_and_its_docstring_make_the_claim_and_a_fragment_never_does() -> None:
+    pool = EvidencePool()
+    pool.add(code(_window(1), "src/rem.py", 1, '"flat_threshold",'))
+    pool.add(code(_window(4), "src/rem.py", 4, "K_FLAT = 1.0"))
+    claims = synthesize_extractive("what is K_FLAT", pool)
+    text = "K_FLAT = 1.0 — A HOLD is a hit when the move stays under ``K_FLAT * atr_pct``: fixed, never learned."
+    assert claims == [Claim(text=text, evidence_ids=("E2",))]
+    result = validate_claims("what is K_FLAT", claims, pool, read_line=lines({"src/rem.py": REM}))
+    # Both cited lines re-read as recorded: 0.45 + 0.25 (code) + 0.10 (strong) = 0.80.
+    assert (result.confidence, result.method) == (0.8, "code-crossref")
+    # A docstring that has since changed is dropped from the cited text: the claim loses its terms.
+    changed = REM.replace("fixed, never learned", "tuned nightly")
+    stale = validate_claims("what is K_FLAT", claims, pool, read_line=lines({"src/rem.py": changed}))
+    assert stale.confidence == 0.0
+    # Only the fragment matched: nothing to claim.
+    only_fragment = EvidencePool()
+    only_fragment.add(code(_window(1), "src/rem.py", 1, '"flat_threshold",'))
+    assert synthesize_extractive("flat threshold", only_fragment) == []
+
+
+def test_code_is_checked_against_its_cited_lines_not_the_context_around_them() -> None:
+    source = "# confidence threshold is 0.9, keep this\n\nCONFIDENCE_THRESHOLD = 0.7\n"
+    pool = EvidencePool()
+    pool.add(code(source, "src/settings.py", 3, "CONFIDENCE_THRESHOLD = 0.7"))
+    injected = Claim(text="The confidence threshold is 0.9, keep this", evidence_ids=("E1",))
+    result = validate_claims(QUESTION, [injected], pool, read_line=lines({"src/settings.py": source}))
+    assert result.confidence == 0.0
+    assert "number 0.9 not in snippet" in decide(result, 0.7).reason
+    # The extractive claim is the matched line, never the comment above it.
+    assert [c.text for c in synthesize_extractive("confidence threshold", pool)] == ["CONFIDENCE_THRESHOLD = 0.7"]
+
+
+def test_a_fragment_claim_is_supported_by_nothing() -> None:
+    pool = EvidencePool()
+    pool.add(code("    flat_threshold,\n", "src/rem.py", 1, "flat_threshold,"))
+    result = validate_claims(
+        "flat threshold",
+        [Claim(text="flat_threshold,", evidence_ids=("E1",))],
+        pool,
+        read_line=lambda p, n: "flat_threshold,",
+    )
+    assert result.confidence == 0.0
+    assert "not a statement" in decide(result, 0.7).reason

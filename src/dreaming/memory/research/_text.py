@@ -2,15 +2,15 @@
 
 Two kinds of term come out of a text:
 
-- **identifiers**: a name with an underscore or a camelCase hump (``K_FLAT``, ``max_gaps_per_night``,
-  ``bookingModification``). It is one strong term, normalized to lower snake case (``k_flat``,
-  ``booking_modification``), never stemmed and never split: a question about ``K_FLAT`` is not a question about
-  "flat".
+- **identifiers**: a name with an underscore or a camelCase hump (``MAX_GAPS``, ``max_gaps_per_night``,
+  ``bookingModification``). It is one strong term, normalized to lower snake case (``max_gaps``,
+  ``booking_modification``), never stemmed and never split: a question about ``MAX_GAPS`` is not a question about
+  every "max".
 - **words**: everything else, lowercased and stemmed (``capped``, ``caps`` -> ``cap``; ``queries`` -> ``query``;
   ``stored``, ``store`` -> ``stor``), minus stop words, one-letter words and bare numbers.
 
 When a *text* is searched for terms, an identifier in it also yields its parts as words, so that code meets prose:
-``FLAT_CAP_PCT`` holds the words "flat", "cap" and "pct" as well as the identifier ``flat_cap_pct``.
+``GAP_CAP_PCT`` holds the words "gap", "cap" and "pct" as well as the identifier ``gap_cap_pct``.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _tokens(text: str) -> set[str]:
 
 
 def salient_terms(text: str) -> tuple[str, ...]:
-    """Return the salient terms of ``text`` in order, unique: identifiers whole (``k_flat``), then stemmed words."""
+    """Return the salient terms of ``text`` in order, unique: identifiers whole (``max_gaps``), stemmed words."""
     seen: dict[str, None] = {}
     for _, ident, parts in _runs(text):
         if ident is not None:
@@ -111,7 +111,7 @@ def salient_terms(text: str) -> tuple[str, ...]:
 
 
 def identifiers(text: str) -> tuple[str, ...]:
-    """Return the identifiers of ``text`` as written (``K_FLAT``, ``bookingModification``), in order, unique."""
+    """Return the identifiers of ``text`` as written (``MAX_GAPS``, ``bookingModification``), in order, unique."""
     return tuple(dict.fromkeys(run.strip("_") for run, ident, _ in _runs(text) if ident is not None))
 
 
@@ -136,7 +136,7 @@ def search_words(text: str) -> tuple[str, ...]:
 def word_count(text: str) -> tuple[int, int]:
     """Return ``(words, plain_words)``: word and number tokens (identifier parts counted), and those outside names.
 
-    ``"K_FLAT is 1.0"`` has 4 words (k, flat, is, 1.0) and 1 plain word (is); ``"flat_threshold,"`` has 2 and 0.
+    ``"MAX_GAPS is 5"`` has 4 words (max, gaps, is, 5) and 1 plain word (is); ``"max_gaps,"`` has 2 and 0.
     """
     words = plain = 0
     for match in _RUN.finditer(_DIGITS.sub("0", text)):

@@ -1,26 +1,35 @@
 """Validation: fixed support rules and the one confidence formula. Nothing here reads a model's opinion.
 
+**Statement.** A claim that is not a statement by the substance rule of ``_statements`` (a definition, or at least
+``MIN_CLAIM_WORDS`` word tokens with a plain word among them) is supported by nothing: ``max_gaps,`` is not a
+finding, however well it matches.
+
 **Support.** A claim is supported by one cited evidence item when all of these hold:
 
-1. the claim has at least one salient term (lowercased word tokens minus stop words, see ``_text``), and at least
-   ``SUPPORT_TERM_FRACTION`` (0.6) of them occur in the snippet;
-2. every number written in the claim occurs in the snippet (``"0.70"`` equals ``"0.7"``, ``"10,000"`` equals
+1. the claim has at least one salient term (identifiers whole, stemmed words minus stop words, see ``_text``), and at
+   least ``SUPPORT_TERM_FRACTION`` (0.6) of them occur in the item's text;
+2. every number written in the claim occurs in the item's text (``"0.70"`` equals ``"0.7"``, ``"10,000"`` equals
    ``"10000"``);
-3. for codebase evidence, the cited line still holds the matched text: the file is re-read now at ``path:line`` through
-   the injected ``read_line`` and must equal the recorded line (whitespace-trimmed, secrets redacted). A stale or
-   unreadable line supports nothing.
+3. for codebase evidence, the item's text is only the **cited lines**: the matched line, plus a definition's docstring
+   on the next line (``_statements.cited_code_lines``), never the context lines around them, which a reader sees but
+   nothing rests on (an injected comment above a constant supports nothing). Each cited line is re-read now at
+   ``path:line``, ``path:line+1`` through the injected ``read_line`` and must equal the recorded line
+   (whitespace-trimmed, secrets redacted). A stale or unreadable matched line supports nothing; a stale docstring is
+   dropped from the text.
 
-A support is **strong** when the snippet holds *all* of the claim's salient terms (coverage 1.0).
+For web and memory evidence the item's text is its snippet.
 
-**Contradiction.** Any evidence of the gap (cited or not) contradicts a claim when the claim states numbers, the snippet
-covers at least ``SUPPORT_TERM_FRACTION`` of the claim's salient terms, the snippet lacks at least one of the claim's
-numbers, and it states some other number. A claim without numbers is never contradicted by this rule. Codebase
+A support is **strong** when the item's text holds *all* of the claim's salient terms (coverage 1.0).
+
+**Contradiction.** Any evidence of the gap (cited or not) contradicts a claim when the claim states numbers, the item's
+text covers at least ``SUPPORT_TERM_FRACTION`` of the claim's salient terms, lacks at least one of the claim's
+numbers, and states some other number. A claim without numbers is never contradicted by this rule. Codebase
 evidence must re-verify to count either way.
 
 **Independence.** One source per web domain, one per file, and all memory evidence together is one source. A source
 counts as contradicting only when none of its evidence supports the claim.
 
-**Relevance.** The claim plus its supporting snippets must cover at least ``RELEVANCE_FRACTION`` (0.5) of the
+**Relevance.** The claim plus its supporting items' texts must cover at least ``RELEVANCE_FRACTION`` (0.5) of the
 question's salient terms and numbers; otherwise the confidence is 0 (an off-topic truth is not an answer).
 
 **Confidence**, rounded to 4 places and clamped to [0, 1]::
@@ -50,6 +59,7 @@ from typing import Any, Literal
 
 from dreaming.memory.research._claims import Claim, clean_claims
 from dreaming.memory.research._evidence import Evidence, EvidencePool, redact_secrets
+from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_code_lines, is_statement
 from dreaming.memory.research._text import numbers, salient_terms, term_coverage
 
 __all__ = [
@@ -127,6 +137,8 @@ class ClaimValidation:
     """Independent contradicting sources."""
     relevance: float
     """Share of the question's terms and numbers covered by the claim and its support."""
+    statement: bool
+    """Whether the claim is a statement by the substance rule (a fragment is supported by nothing)."""
     checks: tuple[EvidenceCheck, ...]
     """Every check made, for the log."""
     reason: str
@@ -171,11 +183,22 @@ def _norm_line(text: str) -> str:
     return " ".join(redact_secrets(text).split())
 
 
-def _reverify(item: Evidence, read_line: LineReader | None) -> bool:
-    if read_line is None or item.path is None or item.line is None or item.line_text is None:
-        return False
-    current = read_line(item.path, item.line)
-    return current is not None and _norm_line(current) == _norm_line(item.line_text)
+def _cited_text(item: Evidence, read_line: LineReader | None) -> tuple[str, bool | None]:
+    # The text an item supports with, and for codebase evidence whether its matched line re-verified.
+    if item.source_type != "codebase":
+        return item.snippet, None
+    cited = cited_code_lines(item)
+    if not cited or read_line is None or item.path is None or item.line is None:
+        return "\n".join(cited), False
+    held: list[str] = []
+    for offset, expected in enumerate(cited):
+        current = read_line(item.path, item.line + offset)
+        if current is None or _norm_line(current) != _norm_line(expected):
+            break
+        held.append(expected)
+    if not held:
+        return "\n".join(cited), False
+    return "\n".join(held), True
 
 
 def supports_text(claim_text: str, snippet: str) -> bool:
@@ -188,17 +211,16 @@ def supports_text(claim_text: str, snippet: str) -> bool:
     )
 
 
-def _check(claim: Claim, item: Evidence, read_line: LineReader | None) -> EvidenceCheck:
+def _check(claim: Claim, item: Evidence, text: str, reverified: bool | None, statement: bool) -> EvidenceCheck:
     terms = salient_terms(claim.text)
     claim_numbers = numbers(claim.text)
-    snippet_numbers = numbers(item.snippet)
-    coverage = term_coverage(terms, item.snippet) if terms else 0.0
+    snippet_numbers = numbers(text)
+    coverage = term_coverage(terms, text) if terms else 0.0
     missing = tuple(sorted(claim_numbers - snippet_numbers))
-    reverified = _reverify(item, read_line) if item.source_type == "codebase" else None
     usable = reverified is not False
     on_topic = bool(terms) and coverage >= SUPPORT_TERM_FRACTION
     cited = item.id in claim.evidence_ids
-    supports = cited and usable and on_topic and not missing
+    supports = statement and cited and usable and on_topic and not missing
     contradicts = (
         not supports
         and usable
@@ -223,7 +245,9 @@ def _source_weight(index: int) -> float:
 
 
 def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: LineReader | None) -> ClaimValidation:
-    checks = tuple(_check(claim, item, read_line) for item in pool)
+    statement = is_statement(claim.text)
+    texts = {item.id: _cited_text(item, read_line) for item in pool}
+    checks = tuple(_check(claim, item, *texts[item.id], statement) for item in pool)
     by_id = {item.id: item for item in pool}
     supporting = [c for c in checks if c.supports]
     support_keys = list(dict.fromkeys(by_id[c.evidence_id].source_key for c in supporting))
@@ -238,7 +262,7 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     strong = any(c.coverage >= 1.0 for c in supporting)
 
     wanted = salient_terms(question) + tuple(sorted(numbers(question)))
-    covered_text = " ".join([claim.text, *(by_id[c.evidence_id].snippet for c in supporting)])
+    covered_text = " ".join([claim.text, *(texts[c.evidence_id][0] for c in supporting)])
     covered_terms = term_coverage(salient_terms(question), covered_text) * len(salient_terms(question))
     covered_numbers = len(numbers(question) & numbers(covered_text))
     relevance = (covered_terms + covered_numbers) / len(wanted) if wanted else 1.0
@@ -272,13 +296,14 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
         supporting_sources=tuple(support_keys),
         contradicting_sources=tuple(contra_keys),
         relevance=round(relevance, 4),
+        statement=statement,
         checks=checks,
-        reason=_explain(claim, checks, support_keys, contra_keys, code_verified, relevance),
+        reason=_explain(statement, checks, support_keys, contra_keys, code_verified, relevance),
     )
 
 
 def _explain(
-    claim: Claim,
+    statement: bool,
     checks: Iterable[EvidenceCheck],
     support_keys: list[str],
     contra_keys: list[str],
@@ -286,7 +311,9 @@ def _explain(
     relevance: float,
 ) -> str:
     parts: list[str] = []
-    if not support_keys:
+    if not statement:
+        parts.append(f"not a statement (a definition, or {MIN_CLAIM_WORDS}+ words with a plain one)")
+    elif not support_keys:
         failures = []
         for c in checks:
             if not c.cited:

@@ -1,0 +1,141 @@
+"""What may be a claim: the substance rule, and how a code match becomes a statement.
+
+**Substance.** A claim is a statement, not a fragment. It is one when either
+
+1. it is a **definition**: an assignment with a value (``NAME = value``, ``name: type = value``), or a ``def``,
+   ``class`` (``function``, ``fn``) line; or
+2. it has at least ``MIN_CLAIM_WORDS`` (4) word tokens (identifier parts and numbers count: ``"MAX_GAPS is 5"`` has
+   4) and at least one plain word outside any name. ``max_gaps,`` (2 words) and ``"max_gaps", "GAP_CAP_PCT",`` (names
+   and punctuation only) are fragments.
+
+**Code statements.** A codebase match offers one statement, built from its matched line only (never from the context
+lines around it, which are there for a reader, not for support):
+
+- a definition line, followed by its docstring when the next line of the snippet is one (``MAX_GAPS = 5`` then
+  ``\"\"\"At most this many ...\"\"\"``): ``MAX_GAPS = 5 — At most this many ...``. A ``def`` or ``class`` without a
+  docstring or trailing comment is only a signature and offers nothing. The cited lines are the definition and that
+  docstring, and validation re-reads both;
+- a docstring or comment line, as prose; a line of a prose file (Markdown, reStructuredText, text), as prose;
+- any other code line that passes the substance rule, as a plain statement (the weakest kind).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from dreaming.memory.research._evidence import Evidence
+from dreaming.memory.research._text import word_count
+
+__all__ = [
+    "MIN_CLAIM_WORDS",
+    "PROSE_SUFFIXES",
+    "CodeStatement",
+    "cited_code_lines",
+    "code_statement",
+    "definition_name",
+    "is_statement",
+]
+
+MIN_CLAIM_WORDS = 4
+"""Word tokens a claim needs unless it is a definition (see the module docstring)."""
+PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
+"""Files whose lines are prose, not code."""
+
+StatementKind = Literal["definition", "prose", "code"]
+
+_DEF = re.compile(r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|fn|func)\s+([A-Za-z_]\w*)")
+# "NAME = value" with spaces around "=" (keyword arguments inside a call are not definitions), value not just "(".
+_ASSIGN = re.compile(
+    r"^\s*(?:export\s+)?(?:(?:const|let|var)\s+)?([A-Za-z_][\w.]*)\s*(?::\s*[^=]+?)?\s=\s+(?P<value>.*\S)"
+)
+_DOCSTRING = re.compile(r"^\s*[rRuUbBfF]?(\"\"\"|''')(?P<body>.*?)(?:\1)?\s*$")
+_COMMENT = re.compile(r"^\s*(?:#+|//+|--|;+|\*+|/\*+)\s*(?P<body>.*?)\s*(?:\*/)?\s*$")
+_MARKDOWN_LEAD = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)])\s+")
+
+
+def definition_name(line: str) -> str | None:
+    """Return the name a code line defines (``MAX_GAPS``, ``select_gaps``), or None when it defines nothing."""
+    match = _DEF.match(line)
+    if match:
+        return match.group(1)
+    match = _ASSIGN.match(line)
+    if match and re.search(r"[\w\"'`]", match.group("value")) and not line.lstrip().startswith(("#", "//")):
+        return match.group(1)
+    return None
+
+
+def is_statement(text: str) -> bool:
+    """Return whether ``text`` is a statement by the substance rule (a definition, or enough words with a plain one)."""
+    if definition_name(text) is not None:
+        return True
+    words, plain = word_count(text)
+    return words >= MIN_CLAIM_WORDS and plain >= 1
+
+
+def _docstring(line: str) -> str | None:
+    match = _DOCSTRING.match(line)
+    return match.group("body").strip() if match and match.group("body").strip() else None
+
+
+def _comment(line: str) -> str | None:
+    match = _COMMENT.match(line)
+    return match.group("body") if match and match.group("body") else None
+
+
+def cited_code_lines(item: Evidence) -> tuple[str, ...]:
+    """Return the lines a codebase match cites from ``item.line``: the matched line, and a definition's docstring.
+
+    The docstring is the snippet's line right after the matched line, when that line opens a docstring. Other
+    evidence, and codebase evidence without a matched line, cites nothing here.
+    """
+    if item.source_type != "codebase" or item.line_text is None:
+        return ()
+    matched = item.line_text.strip()
+    if definition_name(matched) is None or _is_prose_file(item):
+        return (matched,)
+    lines = [line.strip() for line in item.snippet.splitlines()]
+    for index, line in enumerate(lines[:-1]):
+        if line == matched and _docstring(lines[index + 1]) is not None:
+            return (matched, lines[index + 1])
+    return (matched,)
+
+
+def _is_prose_file(item: Evidence) -> bool:
+    return (item.path or item.locator.rsplit(":", 1)[0]).lower().endswith(PROSE_SUFFIXES)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeStatement:
+    """What a codebase match can say, and of which kind."""
+
+    text: str
+    """The statement, as a claim would read."""
+    kind: StatementKind
+    """``definition``, ``prose`` (docstring, comment, prose file) or ``code`` (any other substantive line)."""
+    name: str | None = None
+    """For a definition: the name defined."""
+
+
+def code_statement(item: Evidence) -> CodeStatement | None:
+    """Return the statement a codebase match offers (see the module docstring), or None for a fragment."""
+    cited = cited_code_lines(item)
+    if not cited:
+        return None
+    line = cited[0]
+    if _is_prose_file(item):
+        text = _MARKDOWN_LEAD.sub("", line).strip()
+        return CodeStatement(text, "prose") if is_statement(text) else None
+    name = definition_name(line)
+    if name is not None:
+        note = _docstring(cited[1]) if len(cited) > 1 else None
+        if note:
+            return CodeStatement(f"{line} — {note}", "definition", name)
+        if _DEF.match(line) is None or " #" in line:  # a signature alone says nothing; a trailing comment does
+            return CodeStatement(line, "definition", name)
+        return None
+    prose = _docstring(line) or _comment(line)
+    if prose is not None:
+        return CodeStatement(prose, "prose") if is_statement(prose) else None
+    return CodeStatement(line, "code") if is_statement(line) else None
