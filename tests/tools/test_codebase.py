@@ -169,3 +169,14 @@ def test_an_identifier_is_searched_as_written_and_ranks_its_own_lines_first(tmp_
     hits = _run(RipgrepSearch([code]).search("what is K_FLAT"))
     assert hits[0].line_text == "K_FLAT = 1.0"
     assert all("flat =" not in (hit.line_text or "") for hit in hits)
+
+
+def test_a_definition_of_what_was_asked_outranks_its_uses_and_fragments_sink(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "a_init.py").write_text('__all__ = [\n    "lock_file",\n]\n')
+    (code / "b_run.py").write_text("with Lock(ws.lock_file, timeout_s=3):\n    pass\n")
+    (code / "c_ws.py").write_text('def lock_file(self) -> Path:\n    """The lock file of a run."""\n')
+    hits = _run(RipgrepSearch([code]).search("where is the lock file"))
+    assert [hit.line_text for hit in hits][:1] == ["def lock_file(self) -> Path:"]
+    assert (hits[-1].line_text or "").strip() == '"lock_file",'

@@ -2,7 +2,7 @@
 
 The seam is :class:`CodebaseSearch`; :class:`RipgrepSearch` is the real one and :class:`FakeCodebaseSearch` the fake.
 ripgrep runs with ``--json --fixed-strings --ignore-case --sort path`` over the query, each identifier in it as written
-(``K_FLAT``) and each of its other salient words,
+(``MAX_GAPS``) and each of its other salient words,
 respects ``.gitignore`` even outside a git repository (``--no-require-git``), skips hidden files, binary files and files
 over ``max_filesize``, never follows symlinks, and is given exclusion globs for secret files. Every match is filtered
 again in Python (secret names, paths outside the roots) and its text redacted, so a key never leaves this module.
@@ -28,6 +28,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import EvidencePool, SourceHit, fence_evidence, redact_secrets, salient_terms
+from dreaming.memory.research._statements import definition_name, is_statement
 from dreaming.memory.research._text import search_words, term_coverage
 
 __all__ = [
@@ -58,6 +59,13 @@ SECRET_GLOBS = (
 
 MAX_LINE_CHARS = 300
 """A matched or context line is cut to this many characters."""
+MAX_SCANNED_MATCHES = 1000
+"""Ranking sees at most this many matches (in path order); ripgrep's output is bounded in bytes as well."""
+DEFINITION_BONUS = 0.5
+"""Added to a match whose line defines a name covering half the query's terms or more (``MAX_GAPS = 5`` for
+"what is MAX_GAPS"): the definition is what a question about a name wants, not its every use."""
+FRAGMENT_PENALTY = 0.5
+"""Subtracted from a match whose line is not a statement (``MAX_GAPS,`` in an import list)."""
 MAX_TERMS = 8
 """At most this many identifiers and salient words of the query are searched on their own."""
 
@@ -246,7 +254,7 @@ class RipgrepSearch:
         rg = self.rg_path or find_rg()
         if rg is None:
             raise ToolError("ripgrep (rg) is not installed")
-        # Read more than we return so that ranking, not file order, picks the hits.
+        # Read far more than we return so that ranking, not file order, picks the hits.
         command = self._command(rg, patterns, roots, limit * 10)
         try:
             process = await asyncio.create_subprocess_exec(
@@ -264,7 +272,7 @@ class RipgrepSearch:
             raise RetryableToolError(f"ripgrep timed out after {self.timeout_s:g}s") from exc
         finally:
             await _stop(process)
-        matches = self._parse(out, limit * 10)
+        matches = self._parse(out, MAX_SCANNED_MATCHES)
         if process.returncode == 2 and not matches:
             raise ToolError(f"ripgrep failed: {redact_secrets(err.decode('utf-8', 'replace').strip())[:500]}")
         return self._rank(query, terms, matches)[:limit]
@@ -325,11 +333,15 @@ class RipgrepSearch:
             snippet_lines = [match.context[n] for n in range(low, high + 1) if n in match.context]
             snippet = redact_secrets("\n".join(snippet_lines))
             line_text = redact_secrets(match.text)
-            # The matched line's own coverage counts most, then the exact phrase, then the context's coverage.
+            # The matched line's own coverage counts most, then the exact phrase, then the context's coverage; a
+            # definition of what was asked rises, a fragment (a name in a list) sinks.
             line_coverage = term_coverage(terms, match.text) if terms else 0.0
             phrase = 0.5 if query.lower() in match.text.lower() else 0.0
             context_coverage = term_coverage(terms, snippet) if terms else 0.0
-            score = round(line_coverage + phrase + 0.25 * context_coverage, 4)
+            name = definition_name(match.text)
+            defines = name is not None and bool(terms) and term_coverage(terms, name) >= 0.5
+            shape = DEFINITION_BONUS if defines else 0.0 if is_statement(match.text) else -FRAGMENT_PENALTY
+            score = round(line_coverage + phrase + 0.25 * context_coverage + shape, 4)
             display = self._display(real)
             hit = SourceHit(
                 source_type="codebase",
