@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from array import array
+from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import compress
 from pathlib import Path
 
 from dreaming.config import VerdictsConfig
@@ -91,58 +95,22 @@ class RemSummary:
     """Whether candidates.json was rewritten."""
 
 
+@dataclass(frozen=True, slots=True)
 class _Bucket:
-    __slots__ = ("avoided", "hits", "last_seen", "missed", "n", "total", "wrong")
-
-    def __init__(self) -> None:
-        self.n = self.hits = self.missed = self.avoided = self.wrong = 0
-        self.total = 0.0
-        self.last_seen = ""
-
-
-class _Plan:
-    """What one (group, verdict, regime) does to the buckets: every line with it counts and classifies the same.
-
-    Counts are added once per plan at the end (``count`` lines); only the float sums are added line by line, because
-    their order of addition decides the last bits of ``avg_change_pct``.
-    """
-
-    __slots__ = ("adds", "classes", "count", "seen", "unclassifiable")
-
-    def __init__(self, seen: str) -> None:
-        self.count = 0
-        self.seen = seen
-        self.unclassifiable = 0
-        self.adds: list[tuple[_Bucket, float]] = []
-        self.classes: list[tuple[_Bucket, str]] = []
+    n: int
+    hits: int
+    missed: int
+    avoided: int
+    wrong: int
+    total: float
+    last_seen: date
 
 
-def _plan(
-    group: tuple[date, str, float | None, tuple[float | None, ...]],
-    verdict: str,
-    regime: str,
-    buckets: dict[tuple[str, str, str, str], _Bucket],
-) -> _Plan:
-    day, asset, atr, changes = group
-    plan = _Plan(day.isoformat())
-    for (window, root), change in zip(_SQRT.items(), changes, strict=True):
-        if change is None:
-            continue
-        if verdict == "HOLD":
-            if atr is None:
-                plan.unclassifiable += 1
-                continue
-            flat = min(K_FLAT * atr * root, FLAT_CAP_PCT)
-            label_ = HIT if abs(change) < flat else (MISSED_UP if change >= flat else AVOIDED_DOWN)
-        else:
-            label_ = HIT if (change > 0 if _UP_IS_HIT[verdict] else change < 0) else WRONG_WAY
-        key = (asset, verdict, regime, window)
-        bucket = buckets.get(key)
-        if bucket is None:
-            bucket = buckets[key] = _Bucket()
-        plan.adds.append((bucket, change))
-        plan.classes.append((bucket, label_))
-    return plan
+_VR = len(VERDICTS) * len(REGIMES)
+"""(verdict, regime) combinations per asset."""
+
+# A sample-window's class as a small int, so that whole columns of them are counted in C (collections.Counter).
+_NOT_MATURED, _UNCLASSIFIABLE, _HIT, _MISSED_UP, _AVOIDED_DOWN, _WRONG_WAY = -1, -2, 0, 1, 2, 3
 
 
 def rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime, report: InputReport) -> RemSummary:
@@ -164,46 +132,9 @@ def _rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime,
         lines = read_signal_lines(ws.verdict_signals, report, label, today)
     else:
         lines = drop_future(held, today, report, label)
-    buckets: dict[tuple[str, str, str, str], _Bucket] = {}
-    plans: dict[int, _Plan] = {}
-    exempted = unknown = 0
-    unknown_code = REGIMES.index("unknown")
-    n_verdicts, n_regimes = len(VERDICTS), len(REGIMES)
-    groups = lines.groups
-    for g, v, s, r in zip(lines.group, lines.verdict, lines.shock, lines.regime, strict=True):
-        if s:
-            exempted += 1
-            continue
-        if r == unknown_code:
-            unknown += 1
-            continue
-        key = (g * n_verdicts + v) * n_regimes + r  # an int key: cheaper to hash than a tuple
-        plan = plans.get(key)
-        if plan is None:
-            plan = plans[key] = _plan(groups[g], VERDICTS[v], REGIMES[r], buckets)
-        plan.count += 1
-        for bucket, change in plan.adds:
-            bucket.total += change
-    unclassifiable = 0
-    for plan in plans.values():
-        count = plan.count
-        unclassifiable += plan.unclassifiable * count
-        for bucket, label_ in plan.classes:
-            bucket.n += count
-            if label_ is HIT:
-                bucket.hits += count
-            elif label_ is MISSED_UP:
-                bucket.missed += count
-            elif label_ is AVOIDED_DOWN:
-                bucket.avoided += count
-            else:
-                bucket.wrong += count
-            if plan.seen > bucket.last_seen:
-                bucket.last_seen = plan.seen
+    buckets, exempted, unknown, unclassifiable = _tally(lines)
     samples = len(lines.group)
-    candidates = sorted(
-        (_candidate(key, bucket, config) for key, bucket in buckets.items()), key=lambda c: (-c.score, c.id)
-    )
+    candidates = sorted((_candidate(key, bucket, config) for key, bucket in buckets), key=lambda c: (-c.score, c.id))
     payload = {
         "version": 1,
         "generated_at": now.isoformat(),
@@ -228,6 +159,92 @@ def _rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime,
     )
 
 
+def _tally(lines: SignalLines) -> tuple[list[tuple[tuple[str, str, str, str], _Bucket]], int, int, int]:
+    """Aggregate the lines into buckets; return them (in the order of their first sample) and the counts left out.
+
+    The counts returned are: exempted (macro_shock), unknown regime, and HOLD sample-windows with no atr_pct.
+
+    Lines are sorted into families (asset, verdict, regime) in one pass; each family's lines are then counted per
+    window with C-level tools (``map``, ``Counter``, ``functools.reduce``) over per-group tables, because a Python
+    step per line and window is what a million lines cannot afford. The sums are added in line order, as a plain
+    loop would: that order decides the last bits of avg_change_pct.
+    """
+    groups = lines.groups
+    unknown_code, n_regimes, n_windows = REGIMES.index("unknown"), len(REGIMES), len(WINDOWS)
+    exempted = unknown = 0
+    assets: dict[str, int] = {}
+    bases = array("I", (assets.setdefault(group[1], len(assets)) * _VR for group in groups))
+    family_lines = [array("I") for _ in range(len(assets) * _VR)]  # family: asset index * _VR + verdict * 4 + regime
+    for i, (g, v, s, r) in enumerate(zip(lines.group, lines.verdict, lines.shock, lines.regime, strict=True)):
+        if s:
+            exempted += 1
+        elif r == unknown_code:
+            unknown += 1
+        else:
+            family_lines[bases[g] + v * n_regimes + r].append(i)
+    # Per group: the change in each window (None when not matured), the class of its sample in each window under
+    # each verdict (made on first use), and the decision day's ordinal.
+    changes = list(zip(*(group[3] for group in groups), strict=True))
+    atrs = [group[2] for group in groups]
+    classes: dict[int, list[int]] = {}
+    days = [group[0].toordinal() for group in groups]
+    names = list(assets)
+    found: list[tuple[int, int, tuple[str, str, str, str], _Bucket]] = []
+    unclassifiable = 0
+    for family, indices in enumerate(family_lines):
+        if not indices:
+            continue
+        asset, vr = divmod(family, _VR)
+        v, r = divmod(vr, n_regimes)
+        line_groups = array("I", map(lines.group.__getitem__, indices))
+        for w, window in enumerate(_SQRT):
+            by_group = classes.get(v * n_windows + w)
+            if by_group is None:
+                by_group = classes[v * n_windows + w] = _classes(VERDICTS[v], WINDOWS[w], changes[w], atrs)
+            line_classes = list(map(by_group.__getitem__, line_groups))
+            count = Counter(line_classes)
+            unclassifiable += count[_UNCLASSIFIABLE]
+            n = count[_HIT] + count[_MISSED_UP] + count[_AVOIDED_DOWN] + count[_WRONG_WAY]
+            if not n:
+                continue
+            first = next(at for at, c in enumerate(line_classes) if c >= 0)
+            classified = list(map((0).__le__, line_classes))
+            total = functools.reduce(operator.add, compress(map(changes[w].__getitem__, line_groups), classified), 0.0)
+            last = max(compress(map(days.__getitem__, line_groups), classified))
+            key = (names[asset], VERDICTS[v], REGIMES[r], window)
+            bucket = _Bucket(
+                n=n,
+                hits=count[_HIT],
+                missed=count[_MISSED_UP],
+                avoided=count[_AVOIDED_DOWN],
+                wrong=count[_WRONG_WAY],
+                total=total,
+                last_seen=date.fromordinal(last),
+            )
+            found.append((indices[first], w, key, bucket))
+    found.sort(key=lambda item: (item[0], item[1]))  # the order a plain loop over the lines would create them in
+    return [(key, bucket) for _, _, key, bucket in found], exempted, unknown, unclassifiable
+
+
+def _classes(verdict: str, window: int, changes: tuple[float | None, ...], atrs: list[float | None]) -> list[int]:
+    """Return the class of each group's sample in ``window`` under ``verdict`` (the rules of :func:`classify`)."""
+    if verdict != "HOLD":
+        if _UP_IS_HIT[verdict]:
+            return [_NOT_MATURED if c is None else _HIT if c > 0 else _WRONG_WAY for c in changes]
+        return [_NOT_MATURED if c is None else _HIT if c < 0 else _WRONG_WAY for c in changes]
+    root = math.sqrt(window)
+    out: list[int] = []
+    for change, atr in zip(changes, atrs, strict=True):
+        if change is None:
+            out.append(_NOT_MATURED)
+        elif atr is None:
+            out.append(_UNCLASSIFIABLE)
+        else:
+            flat = min(K_FLAT * atr * root, FLAT_CAP_PCT)
+            out.append(_HIT if abs(change) < flat else _MISSED_UP if change >= flat else _AVOIDED_DOWN)
+    return out
+
+
 def _candidate(key: tuple[str, str, str, str], b: _Bucket, config: VerdictsConfig) -> VerdictCandidate:
     asset, verdict, regime, window = key
     hold = verdict == "HOLD"
@@ -247,7 +264,7 @@ def _candidate(key: tuple[str, str, str, str], b: _Bucket, config: VerdictsConfi
         avg_change_pct=round(b.total / b.n, 4),
         score=score,
         passes_gate=passes_gate(score, b.n, config),
-        last_seen=b.last_seen,
+        last_seen=b.last_seen.isoformat(),
         missed_up_rate=round(b.missed / b.n, 4) if hold else None,
         avoided_down_rate=round(b.avoided / b.n, 4) if hold else None,
         wrong_way_rate=None if hold else round(b.wrong / b.n, 4),
