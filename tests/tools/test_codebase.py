@@ -180,3 +180,23 @@ def test_a_definition_of_what_was_asked_outranks_its_uses_and_fragments_sink(tmp
     hits = _run(RipgrepSearch([code]).search("where is the lock file"))
     assert [hit.line_text for hit in hits][:1] == ["def lock_file(self) -> Path:"]
     assert (hits[-1].line_text or "").strip() == '"lock_file",'
+
+
+def test_roots_outside_the_workspace_give_locators_relative_to_their_common_parent(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src" / "pkg").mkdir(parents=True)
+    (project / "docs").mkdir()
+    (project / "src" / "pkg" / "rem.py").write_text("# flat band\nK_FLAT = 1.0\n")
+    (project / "docs" / "notes.md").write_text("K_FLAT is the flat band multiplier.\n")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    search = RipgrepSearch([project / "src", project / "docs"], base=workspace)
+    hits = _run(search.search("K_FLAT"))
+    assert sorted(hit.locator for hit in hits) == ["docs/notes.md:1", "src/pkg/rem.py:2"]
+    assert search.read_line("src/pkg/rem.py", 2) == "K_FLAT = 1.0"
+    assert search.read_line(str(project / "src" / "pkg" / "rem.py"), 2) == "K_FLAT = 1.0"  # older, absolute locators
+    assert search.read_line("pkg/rem.py", 2) is None
+    # One root: relative to its own parent folder.
+    assert [hit.locator for hit in _run(RipgrepSearch([project / "src"], base=workspace).search("K_FLAT"))] == [
+        "src/pkg/rem.py:2"
+    ]

@@ -154,7 +154,9 @@ class RipgrepSearch:
 
         Args:
             roots: folders (or files) to search; resolved, missing ones skipped.
-            base: paths in hits are relative to this folder when under it (the workspace), else absolute.
+            base: paths in hits are relative to this folder when under it (the workspace), else relative to the
+                roots' common parent folder (``src/pkg/mod.py:26`` for a root ``/repo/src``), absolute only when
+                that parent is the filesystem root.
             rg_path: the ripgrep binary; :func:`find_rg` by default.
             timeout_s: the process is killed after this long (RetryableToolError).
             context_lines: lines of context before and after each match.
@@ -164,6 +166,7 @@ class RipgrepSearch:
         """
         self.roots = tuple(Path(r).expanduser().resolve() for r in roots)
         self.base = base.resolve() if base is not None else None
+        self.anchor = _common_parent(self.roots)
         self.rg_path = rg_path
         self.timeout_s = timeout_s
         self.context_lines = context_lines
@@ -172,9 +175,10 @@ class RipgrepSearch:
         self.max_output_bytes = max_output_bytes
 
     def _display(self, path: Path) -> str:
-        if self.base is not None:
-            with contextlib.suppress(ValueError):
-                return path.relative_to(self.base).as_posix()
+        for folder in (self.base, self.anchor):
+            if folder is not None:
+                with contextlib.suppress(ValueError):
+                    return path.relative_to(folder).as_posix()
         return path.as_posix()
 
     def _resolve_inside(self, path: Path) -> Path | None:
@@ -195,11 +199,14 @@ class RipgrepSearch:
 
         Only files inside the roots and not secret are read; the text is redacted like the hits.
         """
-        candidate = Path(path)
-        if not candidate.is_absolute():
-            candidate = (self.base or Path.cwd()) / candidate
-        real = self._resolve_inside(candidate)
-        if real is None or line < 1:
+        if line < 1:
+            return None
+        given = Path(path)
+        # A relative locator is under the workspace or the roots' common parent (see ``_display``), in that order.
+        folders = [self.base, self.anchor] if self.base is not None else [self.anchor or Path.cwd()]
+        candidates = [given] if given.is_absolute() else [folder / given for folder in folders if folder is not None]
+        real = next((found for c in candidates if (found := self._resolve_inside(c)) is not None), None)
+        if real is None or not real.is_file():
             return None
         try:
             with real.open("r", encoding="utf-8", errors="replace") as handle:
@@ -355,6 +362,14 @@ class RipgrepSearch:
             ranked.append((-score, display, match.line, hit))
         ranked.sort(key=lambda item: item[:3])
         return [item[3] for item in ranked]
+
+
+def _common_parent(roots: Sequence[Path]) -> Path | None:
+    # The folder holding every root, so that locators name the root itself ("src/..."); None when that is "/".
+    if not roots:
+        return None
+    parent = Path(os.path.commonpath([root.parent for root in roots]))
+    return None if parent == Path(parent.anchor) else parent
 
 
 async def _drain(stream: asyncio.StreamReader, keep: int) -> bytes:
