@@ -90,6 +90,21 @@ def test_record_aggregates_by_normalized_query(workspace: Workspace, now: dateti
     assert [e["count"] for e in events] == [1, 2]
 
 
+def test_a_key_in_a_query_is_never_stored(workspace: Workspace, now: datetime) -> None:
+    key = "sk-proj-PLANTEDgapKEY0123456789abcdef"
+    gap = record_gap(workspace, f"why does {key} fail", "no_results", best_score=0.0, now=now)
+    again = record_gap(
+        workspace, "why does sk-proj-OTHERgapKEY9876543210zyxwvu fail", "no_results", best_score=0, now=now
+    )
+    assert gap.query == "why does [REDACTED] fail"
+    assert gap.key == again.key == "why does [redacted] fail"
+    assert again.count == 2
+    for path in workspace.state_dir.rglob("*"):
+        if path.is_file():
+            assert b"PLANTED" not in path.read_bytes(), path
+            assert b"OTHERgap" not in path.read_bytes(), path
+
+
 def test_blank_query_is_refused(workspace: Workspace, now: datetime) -> None:
     with pytest.raises(ValueError):
         record_gap(workspace, " ?! ", "no_results", best_score=0.0, now=now)

@@ -24,6 +24,7 @@ from dreaming.memory._events import record_event
 from dreaming.memory._io import atomic_write_json, read_state
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.gaps._model import GapStatus, GapType, KnowledgeGap, normalize_query
+from dreaming.memory.research import redact_secrets
 
 __all__ = [
     "BACKOFF_SLACK",
@@ -100,9 +101,13 @@ def _save(ws: Workspace, gaps: dict[str, KnowledgeGap]) -> None:
 def record_gap(ws: Workspace, query: str, gap_type: GapType, *, best_score: float, now: datetime) -> KnowledgeGap:
     """Record one occurrence of a gap, aggregated with earlier ones by normalized query; return the updated gap.
 
+    Key-like strings in the query (API keys, tokens, private keys) are redacted before anything is stored or logged:
+    a search someone pasted a key into must not leave the key in ``knowledge-gaps.json`` or the event log.
+
     Raises:
         ValueError: the query is blank once normalized.
     """
+    query = redact_secrets(query)
     key = normalize_query(query)
     if not key:
         raise ValueError("a knowledge gap needs a query with some text")
