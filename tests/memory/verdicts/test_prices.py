@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import random
 from datetime import date
 
@@ -114,3 +115,22 @@ def test_no_look_ahead(workspace: Workspace) -> None:
     assert before.regimes[:121] == after.regimes[:121]
     assert before.atr_pct[:121] == after.atr_pct[:121]
     assert before.atr_pct[121:] != after.atr_pct[121:]  # the change is real
+
+
+def test_a_file_parsed_before_is_reused_with_its_bad_rows_and_an_edit_in_place_is_seen(workspace: Workspace) -> None:
+    workspace.prices_dir.mkdir()
+    path = workspace.prices_dir / "A.csv"
+    path.write_text("date,close\n2024-01-01,1\nnot a date,2\n2024-01-03,3\n")
+    first, second = InputReport(), InputReport()
+    series = load_prices(path, first, label="prices/A.csv")
+    assert load_prices(path, second, label="p/A.csv") is series  # same bytes: not parsed again
+    assert [x.describe() for x in first.bad] == ["prices/A.csv:3: unreadable date"]
+    assert [x.describe() for x in second.bad] == ["p/A.csv:3: unreadable date"]
+    stat = path.stat()
+    with path.open("r+") as handle:  # same size, same inode, same mtime: only the bytes tell
+        handle.write("date,close\n2024-01-01,1\n2024-01-02,2\n2024-01-03,3\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    third = InputReport()
+    edited = load_prices(path, third)
+    assert edited is not None and edited.closes == [1.0, 2.0, 3.0] and third.count == 0

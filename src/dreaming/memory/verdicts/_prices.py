@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import math
+import os
 import re
+import threading
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import date
@@ -89,44 +93,87 @@ def _number(text: str | None) -> float | None:
 
 
 def load_prices(path: Path, report: InputReport, *, label: str | None = None) -> PriceSeries | None:
-    """Read one price file; bad rows are skipped and reported, a file without date or close is refused (None)."""
+    """Read one price file; bad rows are skipped and reported, a file without date or close is refused (None).
+
+    A file whose bytes were parsed before in this process is not parsed again (review and light sleep both read
+    every price file): the parsed series is kept with a digest of the bytes it came from, and its bad rows are
+    reported again as parsing reports them. The digest, not the file's stat, decides: a price file may be edited in
+    place, and within one tick of the file system's clock an edit of the same size leaves the stat unchanged.
+    """
     name = label or path.name
     try:
-        handle = path.open(newline="", encoding="utf-8-sig")
+        data = path.read_bytes()
     except OSError as exc:
         report.skip(name, 0, f"price file unreadable: {exc}")
         return None
+    key, digest = os.fspath(path), hashlib.blake2b(data, digest_size=16).digest()
+    with _parsed_lock:
+        held = _parsed.get(key)
+    if held is not None and held[0] == digest:
+        series, problems = held[1], held[2]
+    else:
+        problems = []
+        series = _parse_prices(data.decode("utf-8-sig"), path.stem, problems)
+        _keep_parsed(key, (digest, series, problems))
+    for line, why in problems:
+        report.skip(name, line, why)
+    return series
+
+
+_Parsed = tuple[bytes, PriceSeries | None, list[tuple[int, str]]]
+"""A parsed price file: the digest of its bytes, the series (None when refused), its bad rows (line, reason)."""
+_PARSED_ROWS = 500_000
+"""At most this many rows of parsed price files are kept (about 50 MiB), the oldest files dropped first."""
+_parsed: dict[str, _Parsed] = {}
+_parsed_lock = threading.Lock()
+
+
+def _keep_parsed(key: str, parsed: _Parsed) -> None:
+    def rows(item: _Parsed) -> int:
+        return 0 if item[1] is None else len(item[1].ordinals)
+
+    with _parsed_lock:
+        _parsed.pop(key, None)
+        if rows(parsed) > _PARSED_ROWS:
+            return
+        _parsed[key] = parsed
+        total = sum(rows(item) for item in _parsed.values())
+        while total > _PARSED_ROWS:
+            oldest = next(iter(_parsed))
+            total -= rows(_parsed.pop(oldest))
+
+
+def _parse_prices(text: str, asset: str, problems: list[tuple[int, str]]) -> PriceSeries | None:
     rows: dict[int, tuple[float, float | None, float | None]] = {}
-    with handle:
-        reader = csv.reader(handle)
-        header = next(reader, None)
-        columns = {cell.strip().lower(): i for i, cell in reversed(list(enumerate(header or [])))}
-        if "date" not in columns or "close" not in columns:
-            missing = [c for c in ("date", "close") if c not in columns]
-            report.skip(name, 1, f"price file refused: no {' or '.join(repr(c) for c in missing)} column")
-            return None
-        d_col, c_col = columns["date"], columns["close"]
-        has_hl = "high" in columns and "low" in columns
-        h_col, l_col = columns.get("high", -1), columns.get("low", -1)
-        for row in reader:
-            if not row or not any(cell.strip() for cell in row):
-                continue
-            line = reader.line_num
-            day = parse_date(row[d_col]) if d_col < len(row) else None
-            if day is None:
-                report.skip(name, line, "unreadable date")
-                continue
-            close = _number(row[c_col]) if c_col < len(row) else None
-            if close is None or close <= 0:
-                report.skip(name, line, "close is missing, not a number or not positive")
-                continue
-            high = _number(row[h_col]) if has_hl and h_col < len(row) else None
-            low = _number(row[l_col]) if has_hl and l_col < len(row) else None
-            rows[day.toordinal()] = (close, high, low)  # a duplicated date keeps the last row
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    columns = {cell.strip().lower(): i for i, cell in reversed(list(enumerate(header or [])))}
+    if "date" not in columns or "close" not in columns:
+        missing = [c for c in ("date", "close") if c not in columns]
+        problems.append((1, f"price file refused: no {' or '.join(repr(c) for c in missing)} column"))
+        return None
+    d_col, c_col = columns["date"], columns["close"]
+    has_hl = "high" in columns and "low" in columns
+    h_col, l_col = columns.get("high", -1), columns.get("low", -1)
+    for row in reader:
+        if not row or not any(cell.strip() for cell in row):
+            continue
+        line = reader.line_num
+        day = parse_date(row[d_col]) if d_col < len(row) else None
+        if day is None:
+            problems.append((line, "unreadable date"))
+            continue
+        close = _number(row[c_col]) if c_col < len(row) else None
+        if close is None or close <= 0:
+            problems.append((line, "close is missing, not a number or not positive"))
+            continue
+        high = _number(row[h_col]) if has_hl and h_col < len(row) else None
+        low = _number(row[l_col]) if has_hl and l_col < len(row) else None
+        rows[day.toordinal()] = (close, high, low)  # a duplicated date keeps the last row
     ordinals = sorted(rows)
     closes = [rows[o][0] for o in ordinals]
     return PriceSeries(
-        asset=path.stem,
+        asset=asset,
         ordinals=ordinals,
         closes=closes,
         atr_pct=_atr_pct(closes, [rows[o][1] for o in ordinals], [rows[o][2] for o in ordinals]),
