@@ -93,7 +93,9 @@ def test_agreeing_pages_from_two_domains_are_kept_multi_source_and_one_weak_page
     assert weak["decision"] == "discard"
     assert weak["confidence"] < 0.7
     assert "only one independent source (web:blog.c.example)" in weak["reason"]
-    assert "Reason: confidence" in workspace.dreams_md.read_text()
+    diary = workspace.dreams_md.read_text()
+    assert "Why: only one source says it, and one web page or note is not enough on its own" in diary
+    assert "Details: confidence" in diary
     gap = next(g for g in list_gaps(workspace) if g.query == "when does dreaming run nightly")
     assert (gap.status, gap.attempts, gap.last_outcome) == ("open", 1, "discarded")
 

@@ -205,7 +205,8 @@ def test_rem_research_section(now: datetime) -> None:
         "   - Validation: code cross-reference confirmed (code-crossref)\n"
         "\n"
         '2. ❌ "default confidence threshold" (confidence: 0.55) — DISCARDED\n'
-        f"   - Reason: {discarded.reason}\n"
+        "   - Why: only one source says it, and one web page or note is not enough on its own\n"
+        f"   - Details: {discarded.reason}\n"
         "   - Sources: web (https://blog.example/doc)\n"
         "   - Action: needs user clarification\n"
         "\n"
@@ -220,3 +221,22 @@ def test_rem_research_section(now: datetime) -> None:
         '- "ancillary pricing connections"\n'
     )
     assert discarded.reason.startswith("confidence 0.55 < 0.70 (web-confirm): only one independent source")
+
+
+def test_rem_research_lists_three_sources_and_says_why_a_gap_was_discarded_in_plain_words(now: datetime) -> None:
+    pool = EvidencePool()
+    for n in range(5):
+        pool.add(web(f"Unrelated page {n} about the weather.", f"site{n}.example"))
+    validation = validate_claims("committee 2025 return", [], pool)
+    finding = finding_from_validation("committee 2025 return", validation, decide(validation, 0.7), evidence=pool)
+    section = render_rem_research_section([finding], now)
+    assert "   - Why: 5 passages were found, but none of them states an answer to the question\n" in section
+    assert "   - Details: 5 evidence item(s) found but no claim stood on them\n" in section
+    assert (
+        "   - Sources: web (https://site0.example/doc), web (https://site1.example/doc), "
+        "web (https://site2.example/doc), and 2 more\n"
+    ) in section
+    fragment = EvidencePool()
+    fragment.add(web("The committee return for 2025 was 4 percent.", "a.example"))
+    weak = validate_claims("committee 2025 return", [Claim(text="return 2025,", evidence_ids=("E1",))], fragment)
+    assert decide(weak, 0.7).why == "the closest match is a fragment of code or text, not a statement"

@@ -38,7 +38,9 @@ class ResearchFinding:
     decision: FindingOutcome
     """What happened to it."""
     reason: str
-    """Why, in one line."""
+    """Why, in one line: the numbers and rules behind the decision."""
+    why: str = ""
+    """For a discard or abstain: why, in plain words (empty when not given)."""
     claim: Claim | None = None
     """The claim decided on (the best validated one), if any."""
     evidence: tuple[Evidence, ...] = ()
@@ -88,6 +90,7 @@ def finding_from_validation(
         gap=gap,
         decision=decision.outcome,
         reason=decision.reason,
+        why=decision.why,
         claim=best.claim if best else None,
         evidence=cited,
         confidence=best.confidence if best else 0.0,

@@ -17,6 +17,8 @@ _METHOD_WORDS = {
     "web-confirm": "one web source confirms",
     "single-source": "single source only",
 }
+MAX_SOURCES_SHOWN = 3
+"""A gap lists at most this many sources in DREAMS.md, then "and N more" (research.jsonl has them all)."""
 _SKIPPED = {"skipped_budget": "budget", "skipped_duplicate": "duplicate", "skipped_time": "time limit"}
 
 
@@ -31,7 +33,10 @@ def _sources(finding: ResearchFinding) -> str:
             parts.append(f"web ({item.locator})")
         else:
             parts.append(f"{item.source_type} ({item.locator})")
-    return ", ".join(dict.fromkeys(parts)) or "none"
+    unique = list(dict.fromkeys(parts))
+    shown = ", ".join(unique[:MAX_SOURCES_SHOWN]) or "none"
+    hidden = len(unique) - MAX_SOURCES_SHOWN
+    return f"{shown}, and {hidden} more" if hidden > 0 else shown
 
 
 def _entry(number: int, finding: ResearchFinding) -> list[str]:
@@ -46,10 +51,11 @@ def _entry(number: int, finding: ResearchFinding) -> list[str]:
             f"   - Validation: {_METHOD_WORDS.get(finding.method or '', finding.method or 'none')} ({finding.method})",
         ]
     if finding.decision == "discard":
-        lines = [
-            f'{number}. ❌ "{gap}" (confidence: {finding.confidence:.2f}) — DISCARDED',
-            f"   - Reason: {reason}",
-        ]
+        lines = [f'{number}. ❌ "{gap}" (confidence: {finding.confidence:.2f}) — DISCARDED']
+        if finding.why:
+            lines += [f"   - Why: {_one_line(finding.why)}", f"   - Details: {reason}"]
+        else:
+            lines.append(f"   - Reason: {reason}")
         if finding.evidence:
             lines.append(f"   - Sources: {_sources(finding)}")
         lines.append("   - Action: needs user clarification")
