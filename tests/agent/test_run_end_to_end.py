@@ -191,3 +191,18 @@ def test_lock_busy_exit_code_in_process(tmp_path: Path) -> None:
         result = runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT])
     assert result.exit_code == 3
     assert f"holder {os.getpid()}:" in result.output
+
+
+def test_corrupt_checkpoints_and_run_marker_are_moved_aside_and_the_night_runs(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    state = ws / "memory" / ".dreams"
+    (state / "checkpoints.sqlite").write_bytes(b"this is not a database" * 100)
+    (state / "current-run.json").write_text("{torn")
+    code, output = _run(ws, "--json")
+    assert code == 0, output
+    notes = json.loads(output)["notes"]
+    assert any("checkpoints.sqlite moved aside" in n for n in notes)
+    assert any("current-run.json moved aside" in n for n in notes)
+    aside = sorted(p.name for p in state.iterdir() if ".corrupt-" in p.name)
+    assert [n.split(".corrupt-")[0] for n in aside] == ["checkpoints.sqlite", "current-run.json"]
+    assert (state / aside[0]).read_bytes().startswith(b"this is not a database")

@@ -5,10 +5,13 @@ Used by the schedule (``dreaming run``), the chat-triggered "dream now" (``dream
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -20,6 +23,7 @@ from dreaming.memory import (
     ConsolidationLock,
     Workspace,
     atomic_write_json,
+    move_aside,
     read_state,
     record_event,
     sweep_orphan_temps,
@@ -46,28 +50,42 @@ class RunOutcome:
     """Anything the operator should know (state moved aside, ...)."""
 
 
-def _current_run_path(ws: Workspace) -> Any:
+def _current_run_path(ws: Workspace) -> Path:
+    # Names the run in progress, so that the next run can resume it from its checkpoint after a crash.
     return ws.state_dir / "current-run.json"
 
 
-async def _invoke(saver: AsyncSqliteSaver, context: DreamContext, *, resume: bool) -> dict[str, Any]:
+async def _invoke(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
+    """Run the night's graph on its own thread, resuming from the last checkpoint when there is one."""
     graph: Pregel[Any, Any, Any, Any] = build_dream_graph().compile(checkpointer=saver)
     config: Any = {
         "configurable": {"thread_id": context.run_id},
         "recursion_limit": context.config.budget.recursion_limit,
     }
-    if resume:
-        snapshot = await graph.aget_state(config)
-        if snapshot.values and not snapshot.next:
-            result: dict[str, Any] = dict(snapshot.values)
-        else:
-            start = None if snapshot.values else {"run_id": context.run_id, "now": context.now.isoformat()}
-            result = await graph.ainvoke(start, config, context=context, durability="sync")
+    snapshot = await graph.aget_state(config)
+    if snapshot.values and not snapshot.next:  # it finished; only the clean-up was interrupted
+        result: dict[str, Any] = dict(snapshot.values)
     else:
-        start_state = {"run_id": context.run_id, "now": context.now.isoformat()}
-        result = await graph.ainvoke(start_state, config, context=context, durability="sync")
+        start = None if snapshot.values else {"run_id": context.run_id, "now": context.now.isoformat()}
+        result = await graph.ainvoke(start, config, context=context, durability="sync")
     await saver.adelete_thread(context.run_id)
     return result
+
+
+def _checkpoints_usable(ws: Workspace, now: datetime, notes: list[str]) -> None:
+    """Move an unreadable checkpoint database aside (never silently overwritten), so the night can still run."""
+    path = ws.checkpoints
+    if not path.exists():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    except sqlite3.DatabaseError:
+        ok = False
+    if not ok:
+        moved = move_aside(path, now)
+        record_event(ws.events, "state.moved_aside", now, file=path.name, moved_to=moved.name)
+        notes.append(f"unreadable checkpoints.sqlite moved aside to {moved.name}; a crashed run cannot be resumed")
 
 
 async def dream(
@@ -104,9 +122,10 @@ async def dream(
         pending = read_state(_current_run_path(ws), versions=[CURRENT_RUN_VERSION], now=now)
         if pending.moved_aside:
             notes.append(f"unreadable current-run.json moved aside to {pending.moved_aside.name}")
+        _checkpoints_usable(ws, now, notes)
         resumed: str | None = None
         async with AsyncSqliteSaver.from_conn_string(str(ws.checkpoints)) as saver:
-            if pending.data is not None:
+            if pending.data is not None and {"run_id", "now"} <= pending.data.keys():
                 resumed = str(pending.data["run_id"])
                 then = datetime.fromisoformat(str(pending.data["now"]))
                 base = DreamContext(
@@ -118,7 +137,7 @@ async def dream(
                 )
                 record_event(ws.events, "run.resumed", now, run_id=resumed)
                 notes.append(f"resumed the interrupted run {resumed}")
-                state = await _invoke(saver, make_context(base), resume=True)
+                state = await _invoke(saver, make_context(base))
                 _current_run_path(ws).unlink(missing_ok=True)
                 if then == now:
                     return RunOutcome(
@@ -131,11 +150,6 @@ async def dream(
             )
             record_event(ws.events, "run.started", now, run_id=run_id, trigger=trigger)
             base = DreamContext(workspace=ws, config=config, now=now, run_id=run_id, trigger=trigger)
-            state = await _invoke(saver, make_context(base), resume=False)
+            state = await _invoke(saver, make_context(base))
             _current_run_path(ws).unlink(missing_ok=True)
     return RunOutcome(run_id=run_id, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes)
-
-
-def with_progress(progress: Callable[[str, str], None]) -> Callable[[DreamContext], DreamContext]:
-    """Return a context maker that only adds progress reporting."""
-    return lambda c: replace(c, progress=progress)
