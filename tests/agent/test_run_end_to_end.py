@@ -206,3 +206,18 @@ def test_corrupt_checkpoints_and_run_marker_are_moved_aside_and_the_night_runs(t
     aside = sorted(p.name for p in state.iterdir() if ".corrupt-" in p.name)
     assert [n.split(".corrupt-")[0] for n in aside] == ["checkpoints.sqlite", "current-run.json"]
     assert (state / aside[0]).read_bytes().startswith(b"this is not a database")
+
+
+@pytest.mark.parametrize(
+    "name", ["candidates.json", "knowledge-gaps.json", "short-term-recall.json", "phase-signals.json", "daily-ingestion.json"]
+)
+def test_a_corrupt_state_file_is_moved_aside_never_silently_overwritten(tmp_path: Path, name: str) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    (ws / "memory" / "2026-08-30.md").write_text("A note.\n")
+    assert _run(ws)[0] == 0
+    state = ws / "memory" / ".dreams"
+    (state / name).write_text('{"version": 1, "torn')
+    code, output = _run(ws)
+    assert code == 0, output
+    aside = [p for p in state.iterdir() if p.name.startswith(f"{name}.corrupt-")]
+    assert len(aside) == 1 and aside[0].read_text() == '{"version": 1, "torn'

@@ -26,12 +26,22 @@ from dreaming.memory import (
     move_aside,
     read_state,
     record_event,
+    set_aside_unreadable,
     sweep_orphan_temps,
 )
 
 __all__ = ["RunOutcome", "dream"]
 
 CURRENT_RUN_VERSION = 1
+SET_ASIDE_WHEN_UNREADABLE = (
+    "candidates.json",
+    "knowledge-gaps.json",
+    "short-term-recall.json",
+    "phase-signals.json",
+    "daily-ingestion.json",
+)
+"""State files checked at the start of a night. The budget ledger is not among them: its own reader moves a corrupt
+ledger aside and starts the run with the breaker tripped (fail closed), which a blind move would defeat."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -123,6 +133,11 @@ async def dream(
         if pending.moved_aside:
             notes.append(f"unreadable current-run.json moved aside to {pending.moved_aside.name}")
         _checkpoints_usable(ws, now, notes)
+        for path, moved, problem in set_aside_unreadable(
+            [ws.state_dir / name for name in SET_ASIDE_WHEN_UNREADABLE], now
+        ):
+            record_event(ws.events, "state.moved_aside", now, file=path.name, moved_to=moved.name, problem=problem)
+            notes.append(f"unreadable {path.name} moved aside to {moved.name} ({problem})")
         resumed: str | None = None
         async with AsyncSqliteSaver.from_conn_string(str(ws.checkpoints)) as saver:
             if pending.data is not None and {"run_id", "now"} <= pending.data.keys():

@@ -18,6 +18,7 @@ from dreaming.memory._io import (
     iter_jsonl,
     move_aside,
     read_state,
+    set_aside_unreadable,
     sweep_orphan_temps,
 )
 from dreaming.memory._lock import ConsolidationLock, pid_alive
@@ -39,5 +40,6 @@ __all__ = [
     "pid_alive",
     "read_state",
     "record_event",
+    "set_aside_unreadable",
     "sweep_orphan_temps",
 ]

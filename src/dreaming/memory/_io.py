@@ -24,6 +24,7 @@ __all__ = [
     "iter_jsonl",
     "move_aside",
     "read_state",
+    "set_aside_unreadable",
     "sweep_orphan_temps",
 ]
 
@@ -73,6 +74,29 @@ def sweep_orphan_temps(folders: Iterable[Path]) -> list[Path]:
                 path.unlink(missing_ok=True)
                 removed.append(path)
     return removed
+
+
+def set_aside_unreadable(paths: Iterable[Path], now: datetime) -> list[tuple[Path, Path, str]]:
+    """Move aside each state file that is not a JSON object with an integer ``version``; return what moved.
+
+    Run at the start of a night (under the lock) so that no phase can silently overwrite a corrupt file: each reader
+    then sees it missing and starts fresh, and the corrupt bytes are kept next to it. Files whose reader must fail
+    closed on corruption (the budget ledger) are not passed here.
+    """
+    moved: list[tuple[Path, Path, str]] = []
+    for path in paths:
+        try:
+            raw = path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            problem = None if isinstance(data, dict) and type(data.get("version")) is int else "no integer version"
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            problem = f"not valid JSON: {exc}"
+        if problem is not None:
+            moved.append((path, move_aside(path, now), problem))
+    return moved
 
 
 def _fsync_dir(folder: Path) -> None:
