@@ -4,8 +4,10 @@ import json
 from datetime import date, datetime
 from typing import Any
 
+import pytest
+
 from dreaming.memory import InputReport, Workspace
-from dreaming.memory.verdicts import light_sleep_verdicts, review_verdicts
+from dreaming.memory.verdicts import _light, light_sleep_verdicts, review_verdicts
 
 from ._helpers import read_jsonl, weekdays, write_jsonl, write_prices
 
@@ -159,3 +161,57 @@ def test_light_regime_from_prices_only_up_to_decision_day(workspace: Workspace, 
     (again,) = read_jsonl(workspace.verdict_signals)
     assert (again["regime"], again["atr_pct"]) == (signal["regime"], signal["atr_pct"])
     assert again["outcomes"] != signal["outcomes"]
+
+
+def test_light_line_is_json_dumps_of_the_sample_whatever_the_span(
+    workspace: Workspace, now: datetime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Light sleep writes each line from per-group texts (by macro_shock and the line's own regime): check every
+    # combination against json.dumps, with spans so short that they cut groups and immature lines apart.
+    monkeypatch.setattr(_light, "_SPAN_LINES", 3)
+    write_prices(workspace, "NDQ", DAYS, CLOSES)
+    outcomes = {"7d": {"change_pct": -0.0}, "30d": {"change_pct": 12}}
+    supplied: list[dict[str, Any]] = []
+    expected: list[dict[str, Any]] = []
+    filled: list[int] = []
+    for i in range(48):
+        asset, day = ("NDQ", "GOLD")[i % 2], ("2024-03-25", "2024-01-29")[i // 2 % 2]
+        line: dict[str, Any] = {
+            "decision_date": day,
+            "asset": asset,
+            "verdict": ("buy", "HOLD", "Sell")[i % 3],
+            "macro_shock": i % 5 == 0,
+            "outcomes": {"7d": None} if i % 7 == 3 else outcomes,
+        }
+        if i % 4:
+            line["regime"] = ("uptrend", "downtrend", "range_bound", "sideways")[i % 4]
+        if i % 6 == 1:
+            line["atr_pct"] = 1.25
+        supplied.append(line)
+        if i % 7 == 3:
+            continue  # not matured
+        from_prices = {"2024-03-25": "uptrend", "2024-01-29": "unknown"}[day]  # rows 60 and 20 of a rising series
+        atr = line.get("atr_pct")
+        if asset == "NDQ" and atr is None:  # filled from prices: every close-to-close move is 1
+            atr = round(1 / (100 + (60 if day == "2024-03-25" else 20)) * 100, 4)
+            filled.append(i)
+        expected.append(
+            {
+                "asset": asset,
+                "atr_pct": atr,
+                "decision_date": day,
+                "macro_shock": line["macro_shock"],
+                "outcomes": {"30d": {"change_pct": 12.0}, "7d": {"change_pct": -0.0}},
+                "regime": from_prices
+                if asset == "NDQ"
+                else line.get("regime", "unknown").replace("sideways", "unknown"),
+                "verdict": line["verdict"].upper(),
+            }
+        )
+    write_jsonl(workspace.verdict_review, supplied)
+    light = light_sleep_verdicts(workspace, now=now, report=InputReport())
+    assert (light.ingested, light.immature) == (len(expected), 48 - len(expected))
+    assert light.regime_from_prices == sum(e["asset"] == "NDQ" for e in expected)
+    assert light.atr_filled == len(filled)
+    written = workspace.verdict_signals.read_text(encoding="utf-8").splitlines()
+    assert written == [json.dumps(e, sort_keys=True, ensure_ascii=False) for e in expected]

@@ -6,16 +6,17 @@ import json
 from array import array
 from dataclasses import dataclass
 from datetime import date, datetime
+from itertools import chain, compress
+from operator import add, getitem
 from pathlib import Path
 from typing import Any
 
 from dreaming.memory._io import InputReport
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._handoff import ReviewedLines, SignalLines, drop, drop_future, hand_off, take_over
-from dreaming.memory.verdicts._prices import REGIMES, PriceBook
+from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import (
-    _CHUNK_LINES,
     AtomicLineWriter,
     bulk_objects,
     format_number,
@@ -85,46 +86,55 @@ def _light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) 
     lines = (
         read_reviewed_lines(source, report, label, today) if held is None else drop_future(held, today, report, label)
     )
-    # Per (asset, decision date): (rendered asset, regime or None when prices do not decide, atr from prices).
-    days: dict[tuple[str, date], tuple[str, str | None, float | None]] = {}
-    # Per group of the review lines, built on first use: None while unseen, _IMMATURE, or a _Prepared.
-    prepared: list[_Prepared | None] = [None] * len(lines.groups)
+    plan = _plan_groups(lines, book)
     signals = SignalLines(
-        groups=[], group=array("I"), verdict=bytearray(), shock=bytearray(), regime=bytearray(), numbers=array("I")
+        groups=plan.signal_groups,
+        group=array("I"),
+        verdict=bytearray(),
+        shock=bytearray(),
+        regime=bytearray(),
+        numbers=array("I"),
     )
-    group_col, verdict_col, shock_col, regime_col = signals.group, signals.verdict, signals.shock, signals.regime
-    immature = from_prices = filled = 0
-    buffer: list[str] = []
-    shock_text = ("false", "true")
+    filled = from_prices = 0
+    # Every line of a group is one of its eight texts (by macro_shock and the line's own regime) and the verdict: the
+    # columns are turned into text with map/zip/compress over the per-group tables, span by span, because a Python
+    # step per line (a loop, an f-string, four appends) is what a million lines cannot afford.
+    texts, written, flags = plan.texts, plan.written, plan.flags
     with AtomicLineWriter(ws.verdict_signals) as out:
-        for g, v, s, r in zip(lines.group, lines.verdict, lines.shock, lines.regime, strict=True):
-            prep = prepared[g]
-            if prep is None:
-                prep = prepared[g] = _prepare(lines.groups[g], book, days, signals.groups)
-            if prep is _IMMATURE:
-                immature += 1
-                continue
-            head, tails, regimes, signal_group, atr_filled, regime_from_prices = prep
-            # tails and regimes are indexed by the line's own regime: the same entry four times when prices decide.
-            buffer.append(f'{head}{shock_text[s]}{tails[r]}{VERDICTS[v]}"}}\n')
-            group_col.append(signal_group)
-            verdict_col.append(v)
-            shock_col.append(s)
-            regime_col.append(regimes[r])
-            filled += atr_filled
-            from_prices += regime_from_prices
-            if len(buffer) >= _CHUNK_LINES:
-                out.write_lines(buffer)
-                buffer.clear()
-        out.write_lines(buffer)
-    ingested = len(group_col)
+        for start in range(0, len(lines.group), _SPAN_LINES):
+            end = start + _SPAN_LINES
+            group, verdict = lines.group[start:end], lines.verdict[start:end]
+            shock, regime = lines.shock[start:end], lines.regime[start:end]
+            line_flags = bytes(map(flags.__getitem__, group))
+            keep = line_flags.translate(_MATURE)
+            if keep.count(0):  # immature samples are left out (most spans have none: skip the copies)
+                group = array("I", compress(group, keep))
+                verdict, shock, regime = (bytearray(compress(col, keep)) for col in (verdict, shock, regime))
+            text_index = bytes(map(add, shock.translate(_TIMES_4), regime))  # macro_shock * 4 + the line's regime
+            text = "".join(
+                chain.from_iterable(
+                    zip(
+                        map(getitem, map(texts.__getitem__, group), text_index),
+                        map(_VERDICT_ENDS.__getitem__, verdict),
+                        strict=True,
+                    )
+                )
+            )
+            out.write_text(text, len(group))
+            signals.group.extend(map(plan.signal_index.__getitem__, group))
+            signals.verdict.extend(verdict)
+            signals.shock.extend(shock)
+            signals.regime.extend(map(getitem, map(written.__getitem__, group), regime))
+            filled += line_flags.translate(_ATR_FILLED).count(1)
+            from_prices += line_flags.translate(_REGIME_FROM_PRICES).count(1)
+    ingested = len(signals.group)
     signals.numbers.extend(range(1, ingested + 1))
     hand_off(ws.verdict_signals, signals)
     skipped = report.count - first_count
     report.merge(price_report)
     return LightSummary(
         ingested=ingested,
-        immature=immature,
+        immature=len(lines.group) - ingested,
         skipped=skipped,
         regime_from_prices=from_prices,
         atr_filled=filled,
@@ -132,41 +142,90 @@ def _light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) 
     )
 
 
-_Prepared = tuple[str, tuple[str, ...], tuple[int, ...], int, int, int]
-"""A matured review group as light sleep writes it: the line's head up to ``"macro_shock": ``, the tail from
-``, "outcomes"`` up to the verdict's opening quote and the regime index written (both per the line's own regime),
-its index in the signal groups, and whether its atr was filled and its regime came from prices (0 or 1)."""
-_IMMATURE: _Prepared = ("", (), (), -1, 0, 0)
+_SPAN_LINES = 16_384
+"""Lines turned into text per span: enough for the C-level passes to dominate, few enough to stay a few MiB."""
+_VERDICT_ENDS = tuple(f'{v}"}}\n' for v in VERDICTS)
+_TIMES_4 = bytes([0, 4]) + bytes(254)
+"""A ``bytes.translate`` table: macro_shock (0 or 1) -> its offset among a group's eight texts."""
+_WINDOW_OF_KEY = tuple(_WINDOW_KEYS.index(f"{w}d") for w in WINDOWS)
+"""For each window in ``WINDOWS`` order, its position in ``_WINDOW_KEYS`` (the order the lines write them in)."""
+_OUTCOME_NULL = tuple(f'"{key}": null' for key in _WINDOW_KEYS)
+_OUTCOME_OPEN = tuple(f'"{key}": {{"change_pct": ' for key in _WINDOW_KEYS)
+_UNKNOWN = "unknown"
+_PRICES_DECIDE = {name: bytes([r] * len(REGIMES)) for r, name in enumerate(REGIMES)}
+"""The regime index written when prices decide, whatever the line's own regime."""
+_LINE_DECIDES = bytes(range(len(REGIMES)))
+"""The regime index written when the asset has no prices: the line's own."""
+_IS_MATURE, _IS_ATR_FILLED, _IS_REGIME_FROM_PRICES = 1, 2, 4
+"""The bits of a group's flags."""
+_MATURE, _ATR_FILLED, _REGIME_FROM_PRICES = (bytes(int(bool(b & bit)) for b in range(256)) for bit in (1, 2, 4))
+"""``bytes.translate`` tables: a group's flags -> 1 when the bit is set, else 0."""
 
 
-def _prepare(
-    group: tuple[date, str, str | None, tuple[str | None, ...]],
-    book: PriceBook,
-    days: dict[tuple[str, date], tuple[str, str | None, float | None]],
-    signal_groups: list[tuple[date, str, float | None, tuple[float | None, ...]]],
-) -> _Prepared:
-    day, asset, atr, changes = group
-    if all(c is None for c in changes):
-        return _IMMATURE
-    try:
-        asset_json, regime, price_atr = days[asset, day]
-    except KeyError:
-        asset_json, regime, price_atr = days[asset, day] = _decision_day(book, asset, day)
-    atr_filled = atr is None and price_atr is not None
-    if atr_filled:
-        atr = format_number(price_atr)
-    outcomes = ", ".join(
-        f'"{key}": null' if c is None else f'"{key}": {{"change_pct": {c}}}'
-        for key, c in zip(_WINDOW_KEYS, changes, strict=True)
-    )
-    head = f'{{"asset": {asset_json}, "atr_pct": {atr or "null"}, "decision_date": "{day.isoformat()}", "macro_shock": '
-    written = tuple(regime or line for line in REGIMES)
-    tails = tuple(f', "outcomes": {{{outcomes}}}, "regime": "{name}", "verdict": "' for name in written)
-    # What REM would parse back from the line: format_number's text read as a float.
-    by_window = dict(zip(_WINDOW_KEYS, changes, strict=True))
-    values = tuple(None if (c := by_window[f"{w}d"]) is None else float(c) for w in WINDOWS)
-    signal_groups.append((day, asset, None if atr is None else float(atr), values))
-    return head, tails, tuple(REGIMES.index(n) for n in written), len(signal_groups) - 1, atr_filled, regime is not None
+@dataclass(frozen=True, slots=True)
+class _GroupPlan:
+    """Light sleep's tables per review group (indexed like ``ReviewedLines.groups``)."""
+
+    flags: bytearray
+    """Per group: ``_IS_MATURE`` when it is used by a line and has an outcome in some window (only those have any
+    other flag), ``_IS_ATR_FILLED`` when its missing ``atr_pct`` came from prices, ``_IS_REGIME_FROM_PRICES``."""
+    texts: list[tuple[str, ...]]
+    """Per group: its line up to the verdict's opening quote, by ``macro_shock * 4 + the line's own regime index``."""
+    written: list[bytes]
+    """Per group: the regime index written, by the line's own regime index (the same four times when prices decide)."""
+    signal_index: array[int]
+    """Per group: its index in ``signal_groups`` (0 when not mature)."""
+    signal_groups: list[tuple[date, str, float | None, tuple[float | None, ...]]]
+    """The mature groups as REM reads them, in the order of their first line."""
+
+
+def _plan_groups(lines: ReviewedLines, book: PriceBook) -> _GroupPlan:
+    """Work out each review group used by a line once, in the order of its first line (the signal groups' order)."""
+    n = len(lines.groups)
+    groups = lines.groups
+    flags = bytearray(n)
+    texts: list[tuple[str, ...]] = [()] * n
+    written = [b""] * n
+    signal_index = array("I", bytes(4 * n))
+    signal_groups: list[tuple[date, str, float | None, tuple[float | None, ...]]] = []
+    on_file: dict[str, tuple[str, PriceSeries | None]] = {}
+    immature = (None,) * len(_WINDOW_KEYS)
+    for g in dict.fromkeys(lines.group):  # first-use order, at C speed
+        day, asset, atr, changes = groups[g]
+        if changes == immature:
+            continue
+        try:
+            asset_json, series = on_file[asset]
+        except KeyError:
+            asset_json, series = on_file[asset] = (json.dumps(asset, ensure_ascii=False), book.get(asset))
+        flag = _IS_MATURE
+        outcomes = ", ".join(
+            [_OUTCOME_NULL[k] if c is None else f"{_OUTCOME_OPEN[k]}{c}}}" for k, c in enumerate(changes)]
+        )
+        if series is None:  # no prices: the line's own regime is written
+            tails = [f', "outcomes": {{{outcomes}}}, "regime": "{name}", "verdict": "' for name in REGIMES]
+            written[g] = _LINE_DECIDES
+        else:
+            t0 = series.index_on_or_before(day.toordinal())
+            regime = _UNKNOWN if t0 < 0 else series.regimes[t0]
+            tails = [f', "outcomes": {{{outcomes}}}, "regime": "{regime}", "verdict": "'] * len(REGIMES)
+            written[g] = _PRICES_DECIDE[regime]
+            flag |= _IS_REGIME_FROM_PRICES
+            if atr is None and t0 >= 0 and (price_atr := series.atr_pct[t0]) is not None:
+                atr = format_number(price_atr)
+                flag |= _IS_ATR_FILLED
+        head = f'{{"asset": {asset_json}, "atr_pct": {atr or "null"}, "decision_date": "{day.isoformat()}", '
+        calm, shock = head + '"macro_shock": false', head + '"macro_shock": true'
+        if series is None:
+            texts[g] = (*(calm + tail for tail in tails), *(shock + tail for tail in tails))
+        else:  # one text per macro_shock, shared by the line regimes
+            texts[g] = (calm + tails[0],) * len(REGIMES) + (shock + tails[0],) * len(REGIMES)
+        # What REM would parse back from the line: format_number's text read as a float.
+        values = tuple([None if (c := changes[k]) is None else float(c) for k in _WINDOW_OF_KEY])
+        flags[g] = flag
+        signal_index[g] = len(signal_groups)
+        signal_groups.append((day, asset, None if atr is None else float(atr), values))
+    return _GroupPlan(flags, texts, written, signal_index, signal_groups)
 
 
 def read_reviewed_lines(source: Path, report: InputReport, label: str, today: date) -> ReviewedLines:
@@ -215,14 +274,3 @@ def read_reviewed_lines(source: Path, report: InputReport, label: str, today: da
         lines.regime.append(REGIMES.index(line_regime) if line_regime in REGIMES else unknown)
         lines.numbers.append(number)
     return lines
-
-
-def _decision_day(book: PriceBook, asset: str, day: date) -> tuple[str, str | None, float | None]:
-    asset_json = json.dumps(asset, ensure_ascii=False)
-    series = book.get(asset)
-    if series is None:
-        return asset_json, None, None
-    t0 = series.index_on_or_before(day.toordinal())
-    if t0 < 0:
-        return asset_json, "unknown", None
-    return asset_json, series.regimes[t0], series.atr_pct[t0]

@@ -137,6 +137,12 @@ class AtomicLineWriter:
         self._handle.write("".join(lines).encode("utf-8"))
         self.lines += len(lines)
 
+    def write_text(self, text: str, lines: int) -> None:
+        """Add ``text``, made of ``lines`` whole lines: for a caller that joins its lines itself."""
+        self._flush()
+        self._handle.write(text.encode("utf-8"))
+        self.lines += lines
+
     def _flush(self) -> None:
         if self._buffer:
             self._handle.write("".join(self._buffer).encode("utf-8"))
