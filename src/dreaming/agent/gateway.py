@@ -194,6 +194,22 @@ class LLMGateway:
         if not was_tripped and self._ledger.tripped_reason is not None:
             record_event(self._ws.events, "budget_breaker_tripped", entry.at, reason=self._ledger.tripped_reason)
 
+    def _record_usage(
+        self, node: str, gap: str | None, tokens_in: int, tokens_out: int, cached: int, cost: float, *, estimated: bool
+    ) -> None:
+        entry = LedgerEntry(
+            at=self._now(),
+            model=self.model_name,
+            node=node,
+            gap=gap,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            cached_tokens=cached,
+            cost_usd=cost,
+            estimated=estimated,
+        )
+        self._record(entry)
+
     async def ainvoke(
         self,
         messages: Sequence[BaseMessage],
@@ -259,18 +275,7 @@ class LLMGateway:
             message = await runnable.ainvoke(list(messages), max_tokens=max_out)
         except BaseException:
             # The provider may have billed a failed or timed-out call: record the estimate (fail closed).
-            self._record(
-                LedgerEntry(
-                    at=self._now(),
-                    model=self.model_name,
-                    node=node,
-                    gap=gap,
-                    input_tokens=est_in,
-                    output_tokens=max_out,
-                    cost_usd=estimate,
-                    estimated=True,
-                )
-            )
+            self._record_usage(node, gap, est_in, max_out, 0, estimate, estimated=True)
             raise
         finally:
             self._pending_usd -= estimate
@@ -285,19 +290,7 @@ class LLMGateway:
             tokens_in, tokens_out = int(usage["input_tokens"]), int(usage["output_tokens"])
             cached_in, estimated = int(details.get("cache_read") or 0), False
         cost = cost_usd(self._price, input_tokens=tokens_in, output_tokens=tokens_out, cached_tokens=cached_in)
-        self._record(
-            LedgerEntry(
-                at=self._now(),
-                model=self.model_name,
-                node=node,
-                gap=gap,
-                input_tokens=tokens_in,
-                output_tokens=tokens_out,
-                cached_tokens=cached_in,
-                cost_usd=cost,
-                estimated=estimated,
-            )
-        )
+        self._record_usage(node, gap, tokens_in, tokens_out, cached_in, cost, estimated=estimated)
         reply = self._reply(message, schema, cache_hit=False)
         if reply.parse_error is None:
             # A malformed answer is not cached, so that the next run asks again instead of replaying junk for free.
