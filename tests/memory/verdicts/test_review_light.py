@@ -215,3 +215,38 @@ def test_light_line_is_json_dumps_of_the_sample_whatever_the_span(
     assert light.atr_filled == len(filled)
     written = workspace.verdict_signals.read_text(encoding="utf-8").splitlines()
     assert written == [json.dumps(e, sort_keys=True, ensure_ascii=False) for e in expected]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"role": "cio"},
+        {"regime": "uptrend"},
+        {"regime": "sideways"},
+        {"p": 1.5e300},
+        {'s"{x}': [1, {"b": 2, "a": None}]},
+        {"role": "caf\u00e9 \u2028 {0}"},
+        {"zeta": True},
+        {"note": "x"},
+        {"role": "cio", "zeta": "z"},
+        {"regime": "downtrend", "role": "risk"},
+    ],
+)
+def test_review_line_is_json_dumps_whatever_the_extra_fields(
+    workspace: Workspace, now: datetime, extra: dict[str, Any]
+) -> None:
+    # Review writes the common key shapes (no extra field, or one between "outcomes" and "verdict") on a fast path
+    # and the rest from a template: every shape must give exactly json.dumps with sorted keys.
+    rows: list[dict[str, Any]] = [
+        {"decision_date": "2024-01-29", "asset": "NDQ", "verdict": v, "macro_shock": s, **extra}
+        for v in ("buy", " Hold ", "SELL")
+        for s in (True, False)
+    ]
+    _setup(workspace, [dict(reversed(row.items())) for row in rows])  # the order of the keys on a line is irrelevant
+    review_verdicts(workspace, now=now, report=InputReport())
+    written = workspace.verdict_review.read_text(encoding="utf-8").split("\n")[:-1]  # not splitlines: U+2028
+    assert written == [json.dumps(json.loads(line), sort_keys=True, ensure_ascii=False) for line in written]
+    assert [json.loads(line)["verdict"] for line in written] == ["BUY", "BUY", "HOLD", "HOLD", "SELL", "SELL"]
+    assert [json.loads(line)["macro_shock"] for line in written] == [True, False] * 3
+    assert all({k: json.loads(line)[k] for k in extra} == extra for line in written)

@@ -46,11 +46,11 @@ _WINDOW_ORDER = tuple(sorted(WINDOWS, key=lambda w: f"{w}d"))
 """The windows in the order json.dumps(sort_keys=True) writes their keys ("30d" before "7d")."""
 
 
-_Pair = tuple[int, str, str, tuple[str, ...]]
-"""A reviewable (asset, decision date): its index in the hand-off groups; the line's head up to ``"macro_shock": ``
-and its middle from ``, "outcomes"`` up to the verdict's opening quote (the common line, with no extra field); and
-its five rendered ``"key": value`` fields in key order (asset, atr_pct, base_close, decision_date, outcomes) for
-the lines with extra fields, which :func:`_shape_template` places among them."""
+_Pair = tuple[int, str, str, str, tuple[str, ...]]
+"""A reviewable (asset, decision date): its index in the hand-off groups; the line's head up to and including the
+``macro_shock`` value (false, then true), which is ``{`` and the fields before it; its ``, "outcomes": {...}`` text;
+and its five rendered ``"key": value`` fields in key order (asset, atr_pct, base_close, decision_date, outcomes) for
+the lines that :func:`_shape_template` renders."""
 _Problem = str
 _SHAPE_LIMIT = 10_000
 _RENDERED_LIMIT = 100_000
@@ -79,13 +79,13 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
     reviewed = unreviewable = future = 0
     missing: set[str] = set()
     # Hot-loop caches, each keyed by raw values seen on the lines (a million lines repeat a few thousand values):
-    # (decision_date, asset) -> the pair, None (valid but unreviewable) or why the pair is refused;
-    # raw verdict -> its index in VERDICTS, or why it is refused; the tuple of a line's keys -> its extra keys,
-    # sorted, and the template of such a line (see _shape_template).
-    pairs: dict[tuple[str, str], _Pair | _Problem | None] = {}
+    # asset -> decision_date -> the pair, None (valid but unreviewable) or why the pair is refused (nested rather
+    # than keyed by a (date, asset) tuple: no tuple to build and hash per line, and each small dict stays in cache);
+    # raw verdict -> its index in VERDICTS, or why it is refused; the tuple of a line's keys -> its _Shape.
+    pairs: dict[str, dict[str, _Pair | _Problem | None]] = {}
     pair_setup = _PairSetup(today, book, missing)
     verdict_codes: dict[str, int | _Problem] = {}
-    shapes: dict[tuple[str, ...], tuple[tuple[str, ...], str]] = {}
+    shapes: dict[tuple[str, ...], _Shape] = {}
     rendered: dict[str, str] = {}  # extra string values repeat (roles, notes): render each once
     lines = ReviewedLines(
         groups=pair_setup.groups,
@@ -122,9 +122,9 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
                     continue
                 shock = checked[3]
             try:
-                pair = pairs[raw_date, asset]
+                pair = pairs[asset][raw_date]
             except KeyError:
-                pair = pairs[raw_date, asset] = pair_setup.check(raw_date, asset)
+                pair = pairs.setdefault(asset, {})[raw_date] = pair_setup.check(raw_date, asset)
             if isinstance(pair, str):
                 skip(label, number, pair)
                 future += "is after now" in pair
@@ -139,17 +139,19 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
             if pair is None:
                 unreviewable += 1
                 continue
-            index, head, mid, fields = pair
+            index, calm, shocked, outcomes, fields = pair
             keys = tuple(obj)
             shape = shapes.get(keys)
             if shape is None:
-                extras = tuple(sorted(obj.keys() - _COMPUTED))
-                shape = (extras, _shape_template(extras))
+                shape = _shape(obj.keys() - _COMPUTED)
                 if len(shapes) < _SHAPE_LIMIT:
                     shapes[keys] = shape
-            extras, template = shape
+            extras, late_key, template = shape
+            # Fast paths, because str.format costs several times an f-string per line: a line with no extra field,
+            # and one with a single extra field that sorts between "outcomes" and "verdict" (a role, a regime) are
+            # the head, the outcomes, that field and the verdict in a row. The rest go through the shape's template.
             if not extras:
-                buffer.append(f'{head}{"true" if shock else "false"}{mid}{VERDICTS[code]}"}}\n')
+                buffer.append(f"{shocked if shock else calm}{outcomes}{_VERDICT_ENDS[code]}")
                 regime = unknown_regime
             else:
                 values = []
@@ -164,7 +166,10 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
                     else:
                         value_text = dumps(value, ensure_ascii=False, sort_keys=True)
                     values.append(value_text)
-                buffer.append(template.format(*fields, "true" if shock else "false", VERDICTS[code], *values))
+                if late_key:
+                    buffer.append(f"{shocked if shock else calm}{outcomes}{late_key}{values[0]}{_VERDICT_ENDS[code]}")
+                else:
+                    buffer.append(template.format(*fields, "true" if shock else "false", VERDICTS[code], *values))
                 line_regime = obj.get("regime")
                 regime = REGIMES.index(line_regime) if line_regime in REGIMES else unknown_regime
             group_col.append(index)
@@ -258,13 +263,24 @@ class _PairSetup:
         index = len(self.groups)
         self.groups.append((decision_day, asset, None if atr == "null" else atr, tuple(changes)))
         head = "{" + ", ".join(fields[:4]) + ', "macro_shock": '
-        mid = f", {fields[4]}, " + '"verdict": "'
-        return index, head, mid, fields
+        return index, head + "false", head + "true", f", {fields[4]}", fields
 
 
 def _verdict_code(raw: str) -> int | _Problem:
     checked = check_verdict_line({"decision_date": "1970-01-01", "asset": "x", "verdict": raw}, date.max)
     return checked if isinstance(checked, str) else VERDICTS.index(checked[2])
+
+
+_Shape = tuple[tuple[str, ...], str, str]
+"""What the lines with one tuple of keys share: their extra keys (sorted), the ``, "key": `` text of a lone extra
+that sorts between "outcomes" and "verdict" (else ""), and the line's template (see :func:`_shape_template`)."""
+_VERDICT_ENDS = tuple(f', "verdict": "{v}"}}\n' for v in VERDICTS)
+
+
+def _shape(extra_keys: set[str]) -> _Shape:
+    extras = tuple(sorted(extra_keys))
+    late_key = f", {_key(extras[0])}: " if len(extras) == 1 and "outcomes" < extras[0] < "verdict" else ""
+    return extras, late_key, _shape_template(extras)
 
 
 def _shape_template(extras: tuple[str, ...]) -> str:
