@@ -224,6 +224,7 @@ def test_light_line_is_json_dumps_of_the_sample_whatever_the_span(
         {"role": "cio"},
         {"regime": "uptrend"},
         {"regime": "sideways"},
+        {"regime": ["uptrend"]},
         {"p": 1.5e300},
         {'s"{x}': [1, {"b": 2, "a": None}]},
         {"role": "caf\u00e9 \u2028 {0}"},
@@ -231,6 +232,7 @@ def test_light_line_is_json_dumps_of_the_sample_whatever_the_span(
         {"note": "x"},
         {"role": "cio", "zeta": "z"},
         {"regime": "downtrend", "role": "risk"},
+        {"regime": {"a": 1}, "role": "risk"},
     ],
 )
 def test_review_line_is_json_dumps_whatever_the_extra_fields(

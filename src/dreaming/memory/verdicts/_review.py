@@ -97,7 +97,6 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
     )
     group_col, verdict_col, shock_col, regime_col = lines.group, lines.verdict, lines.shock, lines.regime
     unknown_regime = REGIMES.index("unknown")
-    dumps = json.dumps
     skip = report.skip
     buffer: list[str] = []
     with AtomicLineWriter(ws.verdict_review) as out:
@@ -153,25 +152,20 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
             if not extras:
                 buffer.append(f"{shocked if shock else calm}{outcomes}{_VERDICT_ENDS[code]}")
                 regime = unknown_regime
+            elif late_key:
+                value = obj[extras[0]]
+                value_text = rendered.get(value) if type(value) is str else None
+                if value_text is None:
+                    value_text = _render(value, rendered)
+                buffer.append(f"{shocked if shock else calm}{outcomes}{late_key}{value_text}{_VERDICT_ENDS[code]}")
+                regime = unknown_regime
+                if extras[0] == "regime" and type(value) is str:
+                    regime = _REGIME_CODES.get(value, unknown_regime)
             else:
-                values = []
-                for k in extras:
-                    value = obj[k]
-                    if type(value) is str:
-                        value_text = rendered.get(value)
-                        if value_text is None:
-                            value_text = dumps(value, ensure_ascii=False)
-                            if len(rendered) < _RENDERED_LIMIT:
-                                rendered[value] = value_text
-                    else:
-                        value_text = dumps(value, ensure_ascii=False, sort_keys=True)
-                    values.append(value_text)
-                if late_key:
-                    buffer.append(f"{shocked if shock else calm}{outcomes}{late_key}{values[0]}{_VERDICT_ENDS[code]}")
-                else:
-                    buffer.append(template.format(*fields, "true" if shock else "false", VERDICTS[code], *values))
+                values = [_render(obj[k], rendered) for k in extras]
+                buffer.append(template.format(*fields, "true" if shock else "false", VERDICTS[code], *values))
                 line_regime = obj.get("regime")
-                regime = REGIMES.index(line_regime) if line_regime in REGIMES else unknown_regime
+                regime = _REGIME_CODES.get(line_regime, unknown_regime) if type(line_regime) is str else unknown_regime
             group_col.append(index)
             verdict_col.append(code)
             shock_col.append(shock)
@@ -264,6 +258,21 @@ class _PairSetup:
         self.groups.append((decision_day, asset, None if atr == "null" else atr, tuple(changes)))
         head = "{" + ", ".join(fields[:4]) + ', "macro_shock": '
         return index, head + "false", head + "true", f", {fields[4]}", fields
+
+
+_REGIME_CODES = {name: i for i, name in enumerate(REGIMES)}
+
+
+def _render(value: object, rendered: dict[str, str]) -> str:
+    """Return ``value`` as json.dumps writes it on a line; strings are kept in ``rendered`` (roles, notes repeat)."""
+    if type(value) is not str:
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = rendered.get(value)
+    if text is None:
+        text = json.dumps(value, ensure_ascii=False)
+        if len(rendered) < _RENDERED_LIMIT:
+            rendered[value] = text
+    return text
 
 
 def _verdict_code(raw: str) -> int | _Problem:
