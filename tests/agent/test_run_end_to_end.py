@@ -209,7 +209,8 @@ def test_corrupt_checkpoints_and_run_marker_are_moved_aside_and_the_night_runs(t
 
 
 @pytest.mark.parametrize(
-    "name", ["candidates.json", "knowledge-gaps.json", "short-term-recall.json", "phase-signals.json", "daily-ingestion.json"]
+    "name",
+    ["candidates.json", "knowledge-gaps.json", "short-term-recall.json", "phase-signals.json", "daily-ingestion.json"],
 )
 def test_a_corrupt_state_file_is_moved_aside_never_silently_overwritten(tmp_path: Path, name: str) -> None:
     ws = build_verdict_workspace(tmp_path / "ws")
