@@ -7,7 +7,6 @@ Secrets are never read from this file: API keys come only from the environment.
 
 from __future__ import annotations
 
-import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from dreaming._config_reader import TableReader, string_list, table
 from dreaming.errors import ConfigError
 
 __all__ = [
@@ -34,105 +34,6 @@ DEFAULT_TIMEZONE = "UTC"
 DEFAULT_LOCK_TIMEOUT_SECONDS = 10.0
 DEFAULT_CRON = "0 3 * * *"
 SOURCES = ("codebase", "memory", "web")
-
-
-class _Reader:
-    """Reads one table, collecting warnings instead of failing."""
-
-    def __init__(self, table: Mapping[str, Any], name: str, warnings: list[str]) -> None:
-        self.table = dict(table)
-        self.name = name
-        self.warnings = warnings
-        self.seen: set[str] = set()
-
-    def _raw(self, key: str) -> Any:
-        self.seen.add(key)
-        value = self.table.get(key)
-        if isinstance(value, str) and not value.strip():
-            return None
-        return value
-
-    def _warn(self, key: str, value: Any, why: str, default: Any) -> None:
-        self.warnings.append(f"[{self.name}] {key} = {value!r} is {why}; using the default {default!r}")
-
-    def number(
-        self,
-        key: str,
-        default: float,
-        *,
-        minimum: float = 0.0,
-        maximum: float | None = None,
-        integer: bool = False,
-    ) -> Any:
-        raw = self._raw(key)
-        if raw is None:
-            return default
-        value: float
-        if isinstance(raw, bool):
-            self._warn(key, raw, "not a number", default)
-            return default
-        if isinstance(raw, (int, float)):
-            value = float(raw)
-        elif isinstance(raw, str):
-            try:
-                value = float(raw.strip())
-            except ValueError:
-                self._warn(key, raw, "not a number", default)
-                return default
-        else:
-            self._warn(key, raw, "not a number", default)
-            return default
-        if not math.isfinite(value) or value < minimum or (maximum is not None and value > maximum):
-            bounds = f">= {minimum:g}" + (f" and <= {maximum:g}" if maximum is not None else "")
-            self._warn(key, raw, f"out of range (must be {bounds})", default)
-            return default
-        if integer:
-            if value != int(value):
-                self._warn(key, raw, "not a whole number", default)
-                return default
-            return int(value)
-        return value
-
-    def flag(self, key: str, default: bool) -> bool:
-        raw = self._raw(key)
-        if raw is None:
-            return default
-        if isinstance(raw, bool):
-            return raw
-        if isinstance(raw, str) and raw.strip().lower() in {
-            "true",
-            "false",
-            "1",
-            "0",
-            "yes",
-            "no",
-            "on",
-            "off",
-        }:
-            return raw.strip().lower() in {"true", "1", "yes", "on"}
-        self._warn(key, raw, "not true or false", default)
-        return default
-
-    def text(self, key: str, default: str) -> str:
-        raw = self._raw(key)
-        if raw is None:
-            return default
-        if not isinstance(raw, str):
-            self._warn(key, raw, "not a string", default)
-            return default
-        return raw.strip()
-
-    def finish(self, nested: tuple[str, ...] = ()) -> None:
-        for key in sorted(set(self.table) - self.seen - set(nested)):
-            self.warnings.append(f"[{self.name}] unknown key {key!r} ignored")
-
-
-def _table(root: Mapping[str, Any], key: str, warnings: list[str]) -> Mapping[str, Any]:
-    value = root.get(key, {})
-    if not isinstance(value, Mapping):
-        warnings.append(f"[{key}] must be a table; using defaults")
-        return {}
-    return value
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -167,7 +68,7 @@ class DeepConfig:
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> DeepConfig:
         """Parse the ``[deep]`` table."""
-        r = _Reader(table, "deep", warnings)
+        r = TableReader(table, "deep", warnings)
         d = cls()
         out = cls(
             enabled=r.flag("enabled", d.enabled),
@@ -199,7 +100,7 @@ class VerdictsConfig:
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> VerdictsConfig:
         """Parse the ``[verdicts]`` table."""
-        r = _Reader(table, "verdicts", warnings)
+        r = TableReader(table, "verdicts", warnings)
         d = cls()
         out = cls(
             gate_min_score=r.number("gate_min_score", d.gate_min_score, maximum=1.0),
@@ -221,7 +122,7 @@ class DiaryConfig:
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> DiaryConfig:
         """Parse the ``[diary]`` table."""
-        r = _Reader(table, "diary", warnings)
+        r = TableReader(table, "diary", warnings)
         out = cls(narrative=r.flag("narrative", False))
         r.finish()
         return out
@@ -253,10 +154,10 @@ class AutoresearchConfig:
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> AutoresearchConfig:
         """Parse the ``[autoresearch]`` table."""
-        r = _Reader(table, "autoresearch", warnings)
+        r = TableReader(table, "autoresearch", warnings)
         d = cls()
-        sources = _string_list(r, "sources", d.sources, allowed=SOURCES)
-        roots = _string_list(r, "codebase_roots", d.codebase_roots, allowed=None)
+        sources = string_list(r, "sources", d.sources, allowed=SOURCES)
+        roots = string_list(r, "codebase_roots", d.codebase_roots, allowed=None)
         out = cls(
             enabled=r.flag("enabled", d.enabled),
             max_gaps_per_night=r.number("max_gaps_per_night", d.max_gaps_per_night, integer=True),
@@ -270,22 +171,6 @@ class AutoresearchConfig:
         )
         r.finish()
         return out
-
-
-def _string_list(r: _Reader, key: str, default: tuple[str, ...], *, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
-    raw = r._raw(key)
-    if raw is None:
-        return default
-    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
-        r._warn(key, raw, "not a list of strings", list(default))
-        return default
-    values = tuple(item.strip() for item in raw if item.strip())
-    if allowed is not None:
-        unknown = [v for v in values if v not in allowed]
-        if unknown:
-            r.warnings.append(f"[{r.name}] {key}: unknown entries {unknown} ignored (known: {list(allowed)})")
-            values = tuple(v for v in values if v in allowed)
-    return values
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -308,7 +193,7 @@ class BudgetConfig:
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> BudgetConfig:
         """Parse the ``[budget]`` table."""
-        r = _Reader(table, "budget", warnings)
+        r = TableReader(table, "budget", warnings)
         d = cls()
         out = cls(
             max_cost_usd=r.number("max_cost_usd", d.max_cost_usd),
@@ -352,7 +237,7 @@ class LLMConfig:
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> LLMConfig:
         """Parse the ``[llm]`` table and its ``[llm.prices]`` subtable."""
-        r = _Reader(table, "llm", warnings)
+        r = TableReader(table, "llm", warnings)
         d = cls()
         for secret in ("api_key", "openai_api_key", "key"):
             if secret in table:
@@ -367,7 +252,7 @@ class LLMConfig:
             if not isinstance(entry, Mapping):
                 warnings.append(f"[llm.prices] {model!r} must be a table with input and output; ignored")
                 continue
-            pr = _Reader(entry, f"llm.prices.{model}", warnings)
+            pr = TableReader(entry, f"llm.prices.{model}", warnings)
             inp = pr.number("input", -1.0)
             out = pr.number("output", -1.0)
             cached = pr.number("cached_input", -1.0)
@@ -421,7 +306,7 @@ class DreamingConfig:
     def from_mapping(cls, data: Mapping[str, Any]) -> DreamingConfig:
         """Parse a decoded ``dreaming.toml``; never raises for bad values, only collects warnings."""
         warnings: list[str] = []
-        top = _Reader(data, "dreaming.toml", warnings)
+        top = TableReader(data, "dreaming.toml", warnings)
         tz = top.text("timezone", DEFAULT_TIMEZONE) or DEFAULT_TIMEZONE
         try:
             ZoneInfo(tz)
@@ -430,7 +315,7 @@ class DreamingConfig:
             tz = DEFAULT_TIMEZONE
         lock_timeout = top.number("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_SECONDS)
         sections = ("schedule", "deep", "verdicts", "diary", "autoresearch", "budget", "llm")
-        sched = _Reader(_table(data, "schedule", warnings), "schedule", warnings)
+        sched = TableReader(table(data, "schedule", warnings), "schedule", warnings)
         cron = sched.text("cron", DEFAULT_CRON) or DEFAULT_CRON
         if len(cron.split()) != 5:
             warnings.append(f"[schedule] cron = {cron!r} is not a five-field cron expression; using {DEFAULT_CRON!r}")
@@ -440,12 +325,12 @@ class DreamingConfig:
             timezone=tz,
             lock_timeout_seconds=lock_timeout,
             schedule=ScheduleConfig(cron=cron),
-            deep=DeepConfig.from_mapping(_table(data, "deep", warnings), warnings),
-            verdicts=VerdictsConfig.from_mapping(_table(data, "verdicts", warnings), warnings),
-            diary=DiaryConfig.from_mapping(_table(data, "diary", warnings), warnings),
-            autoresearch=AutoresearchConfig.from_mapping(_table(data, "autoresearch", warnings), warnings),
-            budget=BudgetConfig.from_mapping(_table(data, "budget", warnings), warnings),
-            llm=LLMConfig.from_mapping(_table(data, "llm", warnings), warnings),
+            deep=DeepConfig.from_mapping(table(data, "deep", warnings), warnings),
+            verdicts=VerdictsConfig.from_mapping(table(data, "verdicts", warnings), warnings),
+            diary=DiaryConfig.from_mapping(table(data, "diary", warnings), warnings),
+            autoresearch=AutoresearchConfig.from_mapping(table(data, "autoresearch", warnings), warnings),
+            budget=BudgetConfig.from_mapping(table(data, "budget", warnings), warnings),
+            llm=LLMConfig.from_mapping(table(data, "llm", warnings), warnings),
         )
         top.finish(nested=sections)
         return _with_warnings(config, tuple(warnings))
