@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime
 from typing import Any
 
@@ -30,12 +30,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from dreaming.agent._cache import LLMCache, request_key
 from dreaming.agent._checks import Allowed, CandidateGuard, Decision, Skipped
 from dreaming.agent._ledger import BudgetLedger, LedgerEntry
 from dreaming.agent._prices import cost_usd, load_price_table
+from dreaming.agent._reply import LLMReply, parse_structured
 from dreaming.agent._report import BudgetReport, tally
 from dreaming.agent._tokens import count_message_tokens
 from dreaming.config import DreamingConfig, ModelPrice
@@ -48,51 +49,6 @@ logger = logging.getLogger(__name__)
 
 CACHE_FOLDER = "llm-cache"
 """Under ``memory/.dreams``."""
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class LLMReply:
-    """A model's answer and what it cost."""
-
-    message: AIMessage
-    """The raw answer."""
-    parsed: BaseModel | None = None
-    """The structured answer when a schema was asked for and the answer fits it."""
-    parse_error: str | None = None
-    """Why the answer did not fit the schema (the caller decides what a malformed answer means)."""
-    input_tokens: int = 0
-    """Prompt tokens recorded."""
-    output_tokens: int = 0
-    """Completion tokens recorded."""
-    cached_tokens: int = 0
-    """Prompt tokens served from the provider's cache."""
-    cost_usd: float = 0.0
-    """Cost recorded in the ledger (0 for a cache hit)."""
-    estimated: bool = False
-    """True when the API reported no usage and the estimate was recorded."""
-    cache_hit: bool = False
-    """True when served from dreaming's cache without calling the model."""
-
-    @property
-    def text(self) -> str:
-        """The answer's text content."""
-        return self.message.text
-
-
-def _parse(message: AIMessage, schema: type[BaseModel]) -> tuple[BaseModel | None, str | None]:
-    for call in message.tool_calls:
-        if call["name"] == schema.__name__:
-            try:
-                return schema.model_validate(call["args"]), None
-            except ValidationError as exc:
-                return None, f"tool call does not fit {schema.__name__}: {exc.errors(include_url=False)}"
-    text = message.text.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        return schema.model_validate_json(text), None
-    except ValidationError:
-        return None, f"answer is not a {schema.__name__}: {text[:200]!r}"
 
 
 class LLMGateway:
@@ -307,7 +263,7 @@ class LLMGateway:
         )
 
     def _reply(self, message: AIMessage, schema: type[BaseModel] | None, *, cache_hit: bool) -> LLMReply:
-        parsed, error = _parse(message, schema) if schema is not None else (None, None)
+        parsed, error = parse_structured(message, schema) if schema is not None else (None, None)
         return LLMReply(message=message, parsed=parsed, parse_error=error, cache_hit=cache_hit)
 
     def report(self) -> BudgetReport:
