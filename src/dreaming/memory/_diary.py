@@ -12,6 +12,8 @@ from dreaming.memory._workspace import Workspace
 __all__ = ["DIARY_HEADING", "DiaryEntry", "DiarySection", "append_diary_entry", "render_diary_entry"]
 
 DIARY_HEADING = "# Dream Diary\n"
+DIARY_MAX_BYTES = 512 * 1024
+"""Past this size the diary is moved to ``memory/dreaming/diary/`` and a new one begins (stores stay bounded)."""
 MAX_LISTED = 12
 """Longer lists in a section are cut to this many lines plus a count of the rest."""
 
@@ -72,14 +74,33 @@ def render_diary_entry(entry: DiaryEntry) -> str:
     return "\n".join(out).rstrip("\n") + "\n"
 
 
+def _rotate(ws: Workspace, current: str, entry: DiaryEntry) -> str:
+    """Move a diary past :data:`DIARY_MAX_BYTES` to ``memory/dreaming/diary/`` and return the fresh diary's text."""
+    folder = ws.reports_dir / "diary"
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"DREAMS-until-{entry.now.date().isoformat()}.md"
+    counter = 1
+    while target.exists():
+        target = folder / f"DREAMS-until-{entry.now.date().isoformat()}-{counter}.md"
+        counter += 1
+    atomic_write_text(target, current)
+    return f"{DIARY_HEADING}\nEarlier entries: `{ws.relative(target)}`.\n"
+
+
 def append_diary_entry(ws: Workspace, entry: DiaryEntry) -> bool:
-    """Append ``entry`` to DREAMS.md atomically; return False when this run's entry is already there."""
+    """Append ``entry`` to DREAMS.md atomically; return False when this run's entry is already there.
+
+    The diary stays bounded: once it passes :data:`DIARY_MAX_BYTES`, it is kept whole under
+    ``memory/dreaming/diary/`` (never indexed as memory) and a fresh DREAMS.md starts with a link to it.
+    """
     try:
         current = ws.dreams_md.read_text(encoding="utf-8")
     except FileNotFoundError:
         current = DIARY_HEADING
     if _marker(entry.run_id) in current:
         return False
+    if len(current.encode("utf-8")) > DIARY_MAX_BYTES:
+        current = _rotate(ws, current, entry)
     if not current.endswith("\n"):
         current += "\n"
     text = current + "\n" + render_diary_entry(entry)

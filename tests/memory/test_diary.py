@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from dreaming.memory import Workspace
+from dreaming.memory import _diary as diary
+from dreaming.memory._diary import DiaryEntry, DiarySection, append_diary_entry, render_diary_entry
+
+NOW = datetime(2026, 4, 15, 3, 0, tzinfo=UTC)
+
+
+def test_entry_renders_sections_and_cuts_long_lists() -> None:
+    entry = DiaryEntry(
+        run_id="r1", now=NOW, sections=[DiarySection(title="Verdicts", lines=[f"line {i}" for i in range(15)])]
+    )
+    text = render_diary_entry(entry)
+    assert text.startswith("## 2026-04-15 (run, 03:00 UTC)\n<!-- dreaming:run:r1 -->\n")
+    assert "- line 11\n- ... and 3 more\n" in text and "line 12" not in text
+
+
+def test_append_is_idempotent_per_run(workspace: Workspace) -> None:
+    entry = DiaryEntry(run_id="r1", now=NOW, sections=[DiarySection(title="Budget", lines=["none"])])
+    assert append_diary_entry(workspace, entry) is True
+    assert append_diary_entry(workspace, entry) is False
+    assert workspace.dreams_md.read_text().count("dreaming:run:r1") == 1
+
+
+def test_a_full_diary_is_kept_whole_in_the_archive_and_a_new_one_begins(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(diary, "DIARY_MAX_BYTES", 300)
+    for i in range(4):
+        append_diary_entry(
+            workspace, DiaryEntry(run_id=f"r{i}", now=NOW, sections=[DiarySection(title="X", lines=["y" * 80])])
+        )
+    archived = sorted((workspace.reports_dir / "diary").glob("*.md"))
+    assert archived, "the diary never rotated"
+    everything = "".join(p.read_text() for p in archived) + workspace.dreams_md.read_text()
+    assert [everything.count(f"dreaming:run:r{i}") for i in range(4)] == [1, 1, 1, 1]  # nothing lost
+    assert "Earlier entries: `memory/dreaming/diary/" in workspace.dreams_md.read_text()
