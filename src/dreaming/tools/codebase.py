@@ -332,8 +332,12 @@ class RipgrepSearch:
 
     def _rank(self, query: str, terms: tuple[str, ...], matches: list[_Match]) -> list[SourceHit]:
         ranked: list[tuple[float, str, int, SourceHit]] = []
+        # Many matches share a file: resolve and vet each path once, not once per match.
+        inside: dict[Path, Path | None] = {}
         for match in matches:
-            real = self._resolve_inside(match.path)
+            if match.path not in inside:
+                inside[match.path] = self._resolve_inside(match.path)
+            real = inside[match.path]
             if real is None:
                 continue
             low, high = match.line - self.context_lines, match.line + self.context_lines
