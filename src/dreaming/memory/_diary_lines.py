@@ -109,14 +109,6 @@ def _recall_lines(s: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _ident(item: Any) -> str:
-    if isinstance(item, Mapping):
-        ident = item.get("id", "?")
-        reason = item.get("reason")
-        return f"`{ident}` ({reason})" if reason else f"`{ident}`"
-    return f"`{item}`"
-
-
 def _budget_lines(report: Mapping[str, Any], halts: Sequence[Mapping[str, str]]) -> list[str]:
     lines = [str(line).removeprefix("- ") for line in report.get("lines") or []]
     if not lines:

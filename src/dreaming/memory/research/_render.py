@@ -27,13 +27,7 @@ def _one_line(text: str) -> str:
 
 
 def _sources(finding: ResearchFinding) -> str:
-    parts = []
-    for item in finding.evidence:
-        if item.source_type == "web":
-            parts.append(f"web ({item.locator})")
-        else:
-            parts.append(f"{item.source_type} ({item.locator})")
-    unique = list(dict.fromkeys(parts))
+    unique = list(dict.fromkeys(f"{item.source_type} ({item.locator})" for item in finding.evidence))
     shown = ", ".join(unique[:MAX_SOURCES_SHOWN]) or "none"
     hidden = len(unique) - MAX_SOURCES_SHOWN
     return f"{shown}, and {hidden} more" if hidden > 0 else shown
