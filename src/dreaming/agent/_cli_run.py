@@ -1,4 +1,4 @@
-"""``dreaming run``, ``dreaming now``, ``dreaming status`` and ``dreaming insights``."""
+"""``dreaming run``, ``now``, ``status``, ``schedule``, ``eval`` and ``insights``."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add run, now, status and insights to ``app``."""
+    """Add run, now, status, schedule, eval and insights to ``app``."""
 
     @app.command()
     def run(workspace: WorkspaceOption = Path("."), now: NowOption = None, json_out: JsonOption = False) -> None:
