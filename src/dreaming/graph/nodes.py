@@ -166,15 +166,16 @@ async def narrative(state: DreamState, runtime: Runtime[DreamContext]) -> dict[s
 def diary(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Write the night's DREAMS.md entry and the run-finished event."""
     ctx = runtime.context
+    report = ctx.models.report()
     entry = DiaryEntry(
         run_id=ctx.run_id,
         now=ctx.now,
         trigger=ctx.trigger,
         narrative=state.get("narrative"),
-        sections=diary_sections(state, ctx.models.report()),
+        sections=diary_sections(state, report),
     )
     append_diary_entry(ctx.workspace, entry)
-    budget = jsonable(ctx.models.report())
+    budget = jsonable(report)
     record_event(
         ctx.workspace.events,
         "run.finished",
