@@ -17,8 +17,9 @@ import fcntl
 import logging
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Literal
 
 from dreaming.memory._events import record_event
 from dreaming.memory._io import atomic_write_json, read_state
@@ -124,7 +125,7 @@ def record_gap(ws: Workspace, query: str, gap_type: GapType, *, best_score: floa
             status: GapStatus = old.status
             if status == "kept" and old.last_attempt is not None and now - old.last_attempt >= REOPEN_AFTER:
                 status = "open"
-            gap = _replace(
+            gap = replace(
                 old, first_seen=min(old.first_seen, now), last_seen=max(old.last_seen, now), count=old.count + 1,
                 best_score=max(old.best_score, score), type=gap_type, status=status,
             )  # fmt: skip
@@ -135,12 +136,6 @@ def record_gap(ws: Workspace, query: str, gap_type: GapType, *, best_score: floa
         count=gap.count, status=gap.status,
     )  # fmt: skip
     return gap
-
-
-def _replace(gap: KnowledgeGap, **changes: Any) -> KnowledgeGap:
-    fields = {name: getattr(gap, name) for name in KnowledgeGap.__dataclass_fields__}
-    fields.update(changes)
-    return KnowledgeGap(**fields)
 
 
 def list_gaps(ws: Workspace, *, status: GapStatus | None = None, now: datetime | None = None) -> list[KnowledgeGap]:
@@ -183,11 +178,11 @@ def record_attempt(ws: Workspace, key: str, *, outcome: AttemptOutcome, now: dat
         gaps = _load(ws, now)
         old = gaps[normalize_query(key)]
         if outcome == "kept":
-            gap = _replace(old, status="kept", last_attempt=now, last_outcome=outcome, next_attempt_after=None)
+            gap = replace(old, status="kept", last_attempt=now, last_outcome=outcome, next_attempt_after=None)
         else:
             attempts = old.attempts + 1
             backlog = attempts >= MAX_FRUITLESS_ATTEMPTS
-            gap = _replace(
+            gap = replace(
                 old, attempts=attempts, last_attempt=now, last_outcome=outcome,
                 status="backlog" if backlog else "open",
                 next_attempt_after=None if backlog else now + timedelta(days=2 ** (attempts - 1)),
