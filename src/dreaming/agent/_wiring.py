@@ -44,14 +44,14 @@ def to_verify_candidate(row: Mapping[str, Any]) -> VerifyCandidate:
 def night_context(
     *,
     env: Mapping[str, str],
-    progress: ProgressFn,
+    progress: ProgressFn | None = None,
     clock: Callable[[], datetime] = _clock,
     gateway_factory: Callable[[DreamContext], LLMGateway] | None = None,
 ) -> Callable[[DreamContext], DreamContext]:
     """Return the function that completes a base context with what the environment configures.
 
     The budget's sliding window runs on the real ``clock``, never on the night's (possibly replayed) ``now``:
-    money is spent in real time.
+    money is spent in real time. Without ``progress`` the night reports nothing.
     """
 
     def complete(base: DreamContext) -> DreamContext:
@@ -69,7 +69,7 @@ def night_context(
         available = gateway.available
         return replace(
             base,
-            progress=progress,
+            progress=progress or base.progress,
             models=BudgetedModels(gateway),
             verify=verify if available else None,
             narrate=narrate if available else None,

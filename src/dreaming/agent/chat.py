@@ -44,9 +44,7 @@ def dream_now_tool(ws: Workspace, *, env: Mapping[str, str], clock: Callable[[],
         config = load_config(ws.config_file)
         now = clock()
         try:
-            outcome = await dream(
-                ws, config, now=now, trigger="now", make_context=night_context(env=env, progress=_quiet)
-            )
+            outcome = await dream(ws, config, now=now, trigger="now", make_context=night_context(env=env))
         except LockBusyError as exc:
             return f"Not now: {exc}"
         state = outcome.state
@@ -76,7 +74,3 @@ def prior_insights_tool(ws: Workspace) -> BaseTool:
         "optionally only those about an asset or a market regime.",
         args_schema=_InsightArgs,
     )
-
-
-def _quiet(node: str, message: str) -> None:
-    return None

@@ -11,7 +11,6 @@ autoresearch's, so runs can be compared over time.
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -20,8 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from dreaming.agent._wiring import night_context
-from dreaming.agent.run import dream
+from dreaming.agent import dream, night_context
 from dreaming.config import AutoresearchConfig, DreamingConfig
 from dreaming.memory import InputReport, Workspace, iter_jsonl
 from dreaming.memory.gaps import record_gap
@@ -140,12 +138,11 @@ async def run_research_eval(
             max_gaps_per_night=max(1, len(cases)),
         )  # fmt: skip
         config = replace(DreamingConfig(), autoresearch=research)
-        outcome = await dream(ws, config, now=now, trigger="eval", make_context=night_context(env=env, progress=_quiet))
+        outcome = await dream(ws, config, now=now, trigger="eval", make_context=night_context(env=env))
         rows: dict[str, Mapping[str, Any]] = {}
         for _, row in iter_jsonl(ws.research_log, InputReport()):
             rows[str(row.get("gap", "")).strip().lower()] = row
         budget = (outcome.state.get("summaries") or {}).get("budget") or {}
-        shutil.rmtree(ws.root, ignore_errors=True)
     by_model = (budget.get("by_model") or {}).values()
     tokens = sum(int(c.get("input_tokens", 0)) + int(c.get("output_tokens", 0)) for c in by_model)
     report = EvalReport(
@@ -157,10 +154,6 @@ async def run_research_eval(
     if ledger is not None:
         _append_ledger(ledger, report.ledger_row(now))
     return report
-
-
-def _quiet(node: str, message: str) -> None:
-    return None
 
 
 def _append_ledger(path: Path, row: Mapping[str, Any]) -> None:
