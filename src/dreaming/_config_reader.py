@@ -6,7 +6,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["TableReader", "string_list", "table"]
+__all__ = ["TableReader", "table"]
 
 
 class TableReader:
@@ -95,6 +95,21 @@ class TableReader:
             return default
         return raw.strip()
 
+    def strings(self, key: str, default: tuple[str, ...], *, allowed: tuple[str, ...] | None) -> tuple[str, ...]:
+        raw = self._raw(key)
+        if raw is None:
+            return default
+        if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+            self._warn(key, raw, "not a list of strings", list(default))
+            return default
+        values = tuple(item.strip() for item in raw if item.strip())
+        if allowed is not None:
+            unknown = [v for v in values if v not in allowed]
+            if unknown:
+                self.warnings.append(f"[{self.name}] {key}: unknown entries {unknown} ignored (known: {list(allowed)})")
+                values = tuple(v for v in values if v in allowed)
+        return values
+
     def finish(self, nested: tuple[str, ...] = ()) -> None:
         for key in sorted(set(self.table) - self.seen - set(nested)):
             self.warnings.append(f"[{self.name}] unknown key {key!r} ignored")
@@ -107,21 +122,3 @@ def table(root: Mapping[str, Any], key: str, warnings: list[str]) -> Mapping[str
         warnings.append(f"[{key}] must be a table; using defaults")
         return {}
     return value
-
-
-def string_list(
-    r: TableReader, key: str, default: tuple[str, ...], *, allowed: tuple[str, ...] | None
-) -> tuple[str, ...]:
-    raw = r._raw(key)
-    if raw is None:
-        return default
-    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
-        r._warn(key, raw, "not a list of strings", list(default))
-        return default
-    values = tuple(item.strip() for item in raw if item.strip())
-    if allowed is not None:
-        unknown = [v for v in values if v not in allowed]
-        if unknown:
-            r.warnings.append(f"[{r.name}] {key}: unknown entries {unknown} ignored (known: {list(allowed)})")
-            values = tuple(v for v in values if v in allowed)
-    return values

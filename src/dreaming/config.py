@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dreaming._config_reader import TableReader, string_list, table
+from dreaming._config_reader import TableReader, table
 from dreaming.errors import ConfigError
 
 __all__ = [
@@ -156,8 +156,8 @@ class AutoresearchConfig:
         """Parse the ``[autoresearch]`` table."""
         r = TableReader(table, "autoresearch", warnings)
         d = cls()
-        sources = string_list(r, "sources", d.sources, allowed=SOURCES)
-        roots = string_list(r, "codebase_roots", d.codebase_roots, allowed=None)
+        sources = r.strings("sources", d.sources, allowed=SOURCES)
+        roots = r.strings("codebase_roots", d.codebase_roots, allowed=None)
         out = cls(
             enabled=r.flag("enabled", d.enabled),
             max_gaps_per_night=r.number("max_gaps_per_night", d.max_gaps_per_night, integer=True),
@@ -333,13 +333,7 @@ class DreamingConfig:
             llm=LLMConfig.from_mapping(table(data, "llm", warnings), warnings),
         )
         top.finish(nested=sections)
-        return _with_warnings(config, tuple(warnings))
-
-
-def _with_warnings(config: DreamingConfig, warnings: tuple[str, ...]) -> DreamingConfig:
-    from dataclasses import replace
-
-    return replace(config, warnings=warnings)
+        return replace(config, warnings=tuple(warnings))
 
 
 def load_config(path: Path) -> DreamingConfig:
