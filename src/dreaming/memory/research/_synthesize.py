@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from dreaming.memory.research._claims import Claim
 from dreaming.memory.research._evidence import REDACTED, Evidence
 from dreaming.memory.research._statements import cited_code_lines, code_statement, is_statement
-from dreaming.memory.research._text import numbers, salient_terms, term_coverage
-from dreaming.memory.research._validate import RELEVANCE_FRACTION, supports_text
+from dreaming.memory.research._text import salient_terms, term_coverage
+from dreaming.memory.research._validate import RELEVANCE_FRACTION, question_coverage, supports_text
 
 __all__ = ["MAX_CLAIM_CHARS", "synthesize_extractive"]
 
@@ -58,15 +58,6 @@ def _support_text(item: Evidence) -> str:
     return "\n".join(cited_code_lines(item)) if item.source_type == "codebase" else item.snippet
 
 
-def _question_coverage(question: str, text: str) -> float:
-    terms = salient_terms(question)
-    wanted = numbers(question)
-    total = len(terms) + len(wanted)
-    if total == 0:
-        return 0.0
-    return (term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))) / total
-
-
 def synthesize_extractive(question: str, evidence: Iterable[Evidence], *, max_claims: int = 1) -> list[Claim]:
     """Draw up to ``max_claims`` claims from the evidence itself, each citing every snippet that supports it.
 
@@ -86,7 +77,7 @@ def synthesize_extractive(question: str, evidence: Iterable[Evidence], *, max_cl
             # A line that held a secret is about the secret, not an answer: never a claim.
             if len(text) > MAX_CLAIM_CHARS or REDACTED in text or not salient_terms(text):
                 continue
-            coverage = _question_coverage(question, text)
+            coverage = question_coverage(question, text) or 0.0
             if coverage >= RELEVANCE_FRACTION:
                 candidates.append(_Candidate(text, item, coverage, tier))
     order = {item.id: index for index, item in enumerate(items)}

@@ -74,6 +74,7 @@ __all__ = [
     "LineReader",
     "Validation",
     "ValidationMethod",
+    "question_coverage",
     "supports_text",
     "validate_claims",
     "validation_summary",
@@ -240,6 +241,16 @@ def _check(claim: Claim, item: Evidence, text: str, reverified: bool | None, sta
     )
 
 
+def question_coverage(question: str, text: str) -> float | None:
+    """Return the share of the question's salient terms and numbers found in ``text``; None when it has neither."""
+    terms = salient_terms(question)
+    wanted = numbers(question)
+    total = len(terms) + len(wanted)
+    if total == 0:
+        return None
+    return (term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))) / total
+
+
 def _source_weight(index: int) -> float:
     return SOURCE_WEIGHTS[min(index, len(SOURCE_WEIGHTS) - 1)]
 
@@ -261,11 +272,10 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     code_verified = any(c.reverified for c in supporting)
     strong = any(c.coverage >= 1.0 for c in supporting)
 
-    wanted = salient_terms(question) + tuple(sorted(numbers(question)))
     covered_text = " ".join([claim.text, *(texts[c.evidence_id][0] for c in supporting)])
-    covered_terms = term_coverage(salient_terms(question), covered_text) * len(salient_terms(question))
-    covered_numbers = len(numbers(question) & numbers(covered_text))
-    relevance = (covered_terms + covered_numbers) / len(wanted) if wanted else 1.0
+    relevance = question_coverage(question, covered_text)
+    if relevance is None:  # a question with nothing to look for cannot be missed
+        relevance = 1.0
 
     score = sum(_source_weight(i) for i in range(len(support_keys)))
     score += CODE_BONUS if code_verified else 0.0
