@@ -21,6 +21,7 @@ so the migrated spend stays in the window as long as it possibly could.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from collections.abc import Iterable, Mapping
@@ -166,8 +167,6 @@ class BudgetLedger:
 
         An unusable file gives a tripped ledger whose ``problem`` says why; it is left where it is.
         """
-        import json
-
         try:
             raw = path.read_bytes()
         except FileNotFoundError:

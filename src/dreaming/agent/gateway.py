@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any
 
@@ -74,9 +74,10 @@ class LLMGateway:
         self._ledger = ledger
         self._model = chat_model
         self._price = price
-        self.unavailable_reason = unavailable_reason if chat_model is None or price is None else None
-        if self.unavailable_reason is None and (chat_model is None or price is None):
-            self.unavailable_reason = "no chat model" if chat_model is None else f"no price for {model_name!r}"
+        self.unavailable_reason: str | None = None
+        if chat_model is None or price is None:
+            default = "no chat model" if chat_model is None else f"no price for {model_name!r}"
+            self.unavailable_reason = default if unavailable_reason is None else unavailable_reason
         self._cache = cache or LLMCache(ws.state_dir / CACHE_FOLDER)
         self._run_entries: list[LedgerEntry] = []
         self._calls_by_gap: Counter[str] = Counter()
@@ -251,10 +252,8 @@ class LLMGateway:
         if reply.parse_error is None:
             # A malformed answer is not cached, so that the next run asks again instead of replaying junk for free.
             self._cache.put(key, message, model=self.model_name, now=self._now())
-        return LLMReply(
-            message=reply.message,
-            parsed=reply.parsed,
-            parse_error=reply.parse_error,
+        return replace(
+            reply,
             input_tokens=tokens_in,
             output_tokens=tokens_out,
             cached_tokens=cached_in,
