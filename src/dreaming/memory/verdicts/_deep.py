@@ -124,10 +124,11 @@ def deep_sleep_verdicts(
     ``vetoes`` maps a candidate id to a model's reason for rejecting it. A veto can only keep an insight out (or
     retire an existing one); it never promotes one or changes a number.
     """
+    existed = ws.candidates.exists()
     candidates, problem = load_candidates(ws, now=now)
-    if problem is not None and not ws.candidates.exists() and "missing" in problem:
+    if problem is not None and not existed:  # nothing to promote or retire; the index still follows the files
         return DeepSummary(index_changed=write_memory_index(ws), problem=problem)
-    if problem is not None:
+    if problem is not None:  # unusable (moved aside): no insight is touched
         return DeepSummary(problem=problem)
     vetoes = dict(vetoes or {})
     today = now.date()
