@@ -3,16 +3,18 @@
 The hierarchy::
 
     DreamingError                  base of everything below
-    ├── ConfigError                dreaming.toml cannot be used at all (not TOML, wrong table type)
+    ├── ConfigError                dreaming.toml cannot be used at all (not valid TOML or UTF-8)
     ├── WorkspaceError             the workspace cannot be used (missing root, not a folder)
     │   ├── LockBusyError          another run holds the consolidation lock (exit code 3)
     │   └── CorruptStateError      a state file was unreadable and has been moved aside
     ├── BudgetError                an LLM call was refused by the budget
-    │   └── BudgetExhaustedError   nothing could be done because the budget is spent (exit code 4)
+    │   └── BudgetExhaustedError   nothing could be done because the budget is spent
     └── ToolError                  an outside system (ripgrep, Tavily, search index) failed
         └── RetryableToolError     a timeout, HTTP 429 or 5xx: the only errors that are retried
 
-Bad input lines are never exceptions: they are counted and reported (see ``memory.InputReport``).
+Bad input lines are never exceptions: they are counted and reported (see ``memory.InputReport``); a bad value or a
+table of the wrong type in dreaming.toml is a warning, not a ``ConfigError``. Exit code 4 is decided from the run's
+state (``budget_exhausted_before_any_work``), not from an exception.
 """
 
 from __future__ import annotations
