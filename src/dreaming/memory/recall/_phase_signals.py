@@ -23,13 +23,24 @@ MAX_PHASE_HITS = 9999
 _VERSION = 1
 
 
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    # The document when it is a version-1 object with an ``entries`` object, else None.
+    try:
+        doc = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("entries"), dict):
+        return None
+    return doc
+
+
 def read_phase_signals(ws: Workspace) -> dict[str, dict[str, Any]]:
     """Return the entries of ``phase-signals.json`` by key (empty when missing or unusable)."""
     try:
-        doc = json.loads(ws.phase_signals.read_bytes())
-    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        doc = _parse(ws.phase_signals.read_bytes())
+    except FileNotFoundError:
         return {}
-    if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("entries"), dict):
+    if doc is None:
         return {}
     return {str(k): v for k, v in doc["entries"].items() if isinstance(v, dict)}
 
@@ -37,13 +48,10 @@ def read_phase_signals(ws: Workspace) -> dict[str, dict[str, Any]]:
 def _load_for_write(ws: Workspace, now: datetime) -> dict[str, Any]:
     path = ws.phase_signals
     try:
-        doc = json.loads(path.read_bytes())
+        doc = _parse(path.read_bytes())
     except FileNotFoundError:
         return {"version": _VERSION, "entries": {}}
-    except (ValueError, UnicodeDecodeError):
-        move_aside(path, now)
-        return {"version": _VERSION, "entries": {}}
-    if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("entries"), dict):
+    if doc is None:
         move_aside(path, now)
         return {"version": _VERSION, "entries": {}}
     return doc
