@@ -240,7 +240,7 @@ def test_estimate_that_would_pass_the_cap_is_refused_and_latches(workspace: Work
     assert gw.breaker_tripped() and "would pass the cap" in (gw.ledger.tripped_reason or "")
     with pytest.raises(BudgetError):
         ask(gw, "tiny")  # latched: even a call that would fit is refused for the rest of the run
-    (refused, again) = [e for e in events(workspace) if e["type"] == "llm_refused"]
+    (refused, again) = [e for e in events(workspace) if e["type"] == "llm.refused"]
     assert refused["reason"] == again["reason"] == "budget_exceeded" and refused["node"] == "test"
     assert gw.report().refusals == {"budget_exceeded": 2}
 
@@ -250,7 +250,7 @@ def test_refused_check_is_an_event(workspace: Workspace, now: datetime) -> None:
     decision = gw.check("verify", gap="g")
     assert isinstance(decision, Skipped) and decision.reason == "budget_exceeded"
     (event,) = events(workspace)
-    assert event["type"] == "llm_refused" and event["gap"] == "g" and event["at"] == now.isoformat()
+    assert event["type"] == "llm.refused" and event["gap"] == "g" and event["at"] == now.isoformat()
 
 
 def test_corrupt_ledger_fails_closed_and_is_reported(workspace: Workspace, now: datetime) -> None:
@@ -262,7 +262,7 @@ def test_corrupt_ledger_fails_closed_and_is_reported(workspace: Workspace, now: 
     with pytest.raises(BudgetError):
         ask(gw)
     assert fake.calls == []
-    moved = [e for e in events(workspace) if e["type"] == "budget_ledger_moved_aside"]
+    moved = [e for e in events(workspace) if e["type"] == "budget.ledger_moved_aside"]
     assert moved and moved[0]["moved_to"].startswith("memory/.dreams/dreaming-budget.json.corrupt-")
     report = gw.report()
     assert report.breaker_tripped and report.ledger_problem

@@ -59,7 +59,7 @@ def test_malformed_answer_is_no_veto_and_logged(workspace: Workspace, now: datet
     result = asyncio.run(verify_insights_detailed(gw, [candidate("a"), candidate("b")], now=now))
     assert result.vetoes == {"b": "x"} and (result.malformed, result.verified) == (1, 1)
     logged = [json.loads(line) for line in workspace.events.read_text().splitlines()]
-    assert [e["type"] for e in logged] == ["llm_verify_malformed"] and logged[0]["insight"] == "a"
+    assert [e["type"] for e in logged] == ["llm.verify_malformed"] and logged[0]["insight"] == "a"
 
 
 def test_failed_call_is_no_veto_and_verification_continues(workspace: Workspace, now: datetime) -> None:

@@ -124,7 +124,7 @@ class LLMGateway:
         fields: dict[str, Any] = {"node": node, "reason": decision.reason, "detail": decision.detail}
         if gap is not None:
             fields["gap"] = gap
-        record_event(self._ws.events, "llm_refused", self._now(), **fields)
+        record_event(self._ws.events, "llm.refused", self._now(), **fields)
 
     def log_event(self, kind: str, now: datetime, **fields: Any) -> None:
         """Append an event about LLM work to the workspace's ``events.jsonl``."""
@@ -149,7 +149,7 @@ class LLMGateway:
         self._ledger.record(entry, now=entry.at)
         self._run_entries.append(entry)
         if not was_tripped and self._ledger.tripped_reason is not None:
-            record_event(self._ws.events, "budget_breaker_tripped", entry.at, reason=self._ledger.tripped_reason)
+            record_event(self._ws.events, "budget.breaker_tripped", entry.at, reason=self._ledger.tripped_reason)
 
     def _record_usage(
         self, node: str, gap: str | None, tokens_in: int, tokens_out: int, cached: int, cost: float, *, estimated: bool
@@ -362,7 +362,7 @@ def build_gateway(
     if ledger.moved_aside is not None:
         record_event(
             ws.events,
-            "budget_ledger_moved_aside",
+            "budget.ledger_moved_aside",
             started,
             problem=ledger.problem,
             moved_to=ws.relative(ledger.moved_aside),

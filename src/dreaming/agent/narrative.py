@@ -39,7 +39,7 @@ async def write_narrative(gateway: LLMGateway, facts: str, *, now: datetime) -> 
         return None
     except Exception as exc:  # the factual entry is always written; a failed narrative only loses prose
         logger.warning("no diary narrative: the call failed (%s)", exc)
-        gateway.log_event("narrative_failed", now, error=str(exc)[:300])
+        gateway.log_event("llm.narrative_failed", now, error=str(exc)[:300])
         return None
     paragraph = " ".join(reply.text.split())
     if len(paragraph) > MAX_CHARS:

@@ -117,7 +117,7 @@ async def verify_insights_detailed(
         except Exception as exc:  # a provider failure must not veto nor stop the night
             failed += 1
             logger.warning("llm verify of %s failed (%s); counted as no veto", candidate.id, exc)
-            gateway.log_event("llm_verify_failed", now, insight=candidate.id, error=str(exc)[:300])
+            gateway.log_event("llm.verify_failed", now, insight=candidate.id, error=str(exc)[:300])
             continue
         answer = reply.parsed
         if not isinstance(answer, VerifyAnswer):
@@ -125,7 +125,7 @@ async def verify_insights_detailed(
             logger.warning(
                 "llm verify of %s: malformed answer (%s); counted as no veto", candidate.id, reply.parse_error
             )
-            gateway.log_event("llm_verify_malformed", now, insight=candidate.id, error=(reply.parse_error or "")[:300])
+            gateway.log_event("llm.verify_malformed", now, insight=candidate.id, error=(reply.parse_error or "")[:300])
             continue
         verified += 1
         if answer.veto:

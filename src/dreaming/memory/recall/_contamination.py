@@ -11,6 +11,8 @@ import re
 
 __all__ = [
     "DIARY_PROMPT",
+    "FENCE_END",
+    "FENCE_START",
     "PROMOTION_MARKER_PREFIX",
     "is_contaminated_snippet",
     "is_unpromotable_snippet",
@@ -28,8 +30,10 @@ _STAGED = re.compile(r"\bstatus:\s*staged\b")
 _RECALLS = re.compile(r"\brecalls:\s*\d+")
 _NARRATIVE_SOURCE = re.compile(r"dreaming-narrative-[\w-]*\.jsonl")
 _SKELETON = re.compile(r"^(?:[#>*_`|~=\-+\s]|<!--.*?-->|\[[ xX]?\])*$")
-_FENCE_START = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):start\s*-->")
-_FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):end\s*-->")
+FENCE_START = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):start\s*-->")
+"""Opens a block that dreaming manages inside a note (``<!-- openclaw:dreaming:<name>:start -->``)."""
+FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):end\s*-->")
+"""Closes a block that :data:`FENCE_START` opened."""
 
 
 def is_contaminated_snippet(snippet: str) -> bool:
@@ -62,9 +66,9 @@ def line_range_overlaps_dreaming_fence(lines: list[str], start: int, end: int) -
     """Return whether 1-based lines ``start..end`` touch an ``openclaw:dreaming:*`` managed block (fences included)."""
     open_at: int | None = None
     for number, line in enumerate(lines, start=1):
-        if open_at is None and _FENCE_START.search(line):
+        if open_at is None and FENCE_START.search(line):
             open_at = number
-        if open_at is not None and _FENCE_END.search(line):
+        if open_at is not None and FENCE_END.search(line):
             if start <= number and end >= open_at:
                 return True
             open_at = None

@@ -18,7 +18,7 @@ from typing import Any
 
 from dreaming.memory._io import atomic_write_json
 from dreaming.memory._workspace import Workspace
-from dreaming.memory.recall._contamination import is_contaminated_snippet
+from dreaming.memory.recall._contamination import FENCE_END, FENCE_START, is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path, note_day
 from dreaming.memory.recall._record import RecallQuery, RecallResult, day_bucket_for, record_recall_batch
 
@@ -40,8 +40,6 @@ _DATE_HEADING = re.compile(
     r"^(?:\d{4}-\d{2}-\d{2}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s.*|today|yesterday|daily notes?)$", re.I
 )
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
-_FENCE_START = re.compile(r"<!--\s*openclaw:dreaming:[\w-]+:start\s*-->")
-_FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:[\w-]+:end\s*-->")
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -79,11 +77,11 @@ def chunk_daily_note(text: str) -> list[NoteChunk]:
             _emit(out, group[0][0], group[-1][0], f"{heading}: {body}" if heading else body)
 
     for number, line in enumerate(lines, start=1):
-        if _FENCE_START.search(line):
+        if FENCE_START.search(line):
             flush()
             in_fence = True
         if in_fence:
-            in_fence = not _FENCE_END.search(line)
+            in_fence = not FENCE_END.search(line)
             continue
         if line.lstrip().startswith("<!--"):
             continue
