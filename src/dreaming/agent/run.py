@@ -66,7 +66,15 @@ def _current_run_path(ws: Workspace) -> Path:
 
 
 async def _invoke(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
-    """Run the night's graph on its own thread, resuming from the last checkpoint when there is one."""
+    """Run the night's graph on its own thread, resuming from the last checkpoint; release its tools after."""
+    try:
+        return await _invoke_graph(saver, context)
+    finally:
+        if context.research is not None:
+            context.research.close()
+
+
+async def _invoke_graph(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
     graph: Pregel[Any, Any, Any, Any] = build_dream_graph().compile(checkpointer=saver)
     config: Any = {
         "configurable": {"thread_id": context.run_id},

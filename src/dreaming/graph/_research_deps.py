@@ -84,6 +84,13 @@ class ResearchDeps:
         default_factory=dict, init=False, repr=False, compare=False
     )
 
+    def close(self) -> None:
+        """Release what the tools hold open (the memory index keeps a SQLite connection for the night)."""
+        for tool in (self.codebase, self.memory, self.web):
+            close = getattr(tool, "close", None)
+            if callable(close):
+                close()
+
     def slots(self, concurrency: int) -> asyncio.Semaphore:
         """Return the run's gate of ``concurrency`` gaps researched at once (one per event loop).
 
