@@ -110,7 +110,22 @@ def _plan(ws: Workspace, candidates: tuple[Candidate, ...]) -> tuple[list[Planne
     return plans, refused
 
 
-def _run(ws: Workspace, config: DreamingConfig, store: RecallStore, now: datetime, day: str, dry_run: bool):  # type: ignore[no-untyped-def]
+_RunResult = tuple[
+    RankingResult,
+    list[PlannedPromotion],
+    list[tuple[str, str]],
+    list[PlannedPromotion],
+    tuple[AppliedPromotion, ...],
+    list[str],
+    int,
+    int,
+]
+"""What :func:`_run` found: ranking, plans, refusals, fresh plans, applied, compacted dates, invalid, overflow."""
+
+
+def _run(
+    ws: Workspace, config: DreamingConfig, store: RecallStore, now: datetime, day: str, dry_run: bool
+) -> _RunResult:
     repaired, invalid, overflow = repair_in_place(store)
     ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
     plans, refused = _plan(ws, ranking.candidates)
