@@ -241,7 +241,8 @@ def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, toda
 
 def _archive(ws: Workspace, old: ResearchInsight, new_id: str) -> Path:
     text = old.path.read_text(encoding="utf-8")
-    head, body = text[: text.find("\n---\n", 4)], text[text.find("\n---\n", 4) :]
+    end = text.find("\n---\n", 4)  # the closing fence: _parse has read this file, so it is there
+    head, body = text[:end], text[end:]
     head = re.sub(r"(?m)^status: .*$", "status: superseded", head) + f"\nsuperseded_by: {new_id}"
     target = ws.archive_dir / f"{old.path.stem}--{old.id.rsplit('-', 1)[-1]}.md"
     counter = 1
