@@ -10,6 +10,7 @@ import pytest
 from dreaming.config import VerdictsConfig
 from dreaming.memory import InputReport, Workspace
 from dreaming.memory.verdicts import classify, flat_threshold, rem_sleep_verdicts, score_bucket
+from dreaming.memory.verdicts._rem import _classes
 
 from ._helpers import write_jsonl
 
@@ -39,6 +40,21 @@ def test_flat_threshold_and_cap() -> None:
 )
 def test_classify(verdict: str, change: float, atr: float | None, window: int, expected: str | None) -> None:
     assert classify(verdict, change, atr_pct=atr, window_days=window) == expected
+
+
+def test_rem_counts_by_the_rules_of_classify() -> None:
+    # REM does not call classify: it classifies whole columns at once (_classes). Hold the two to one rule, band
+    # edges included, so that test_classify also speaks for what REM actually counts.
+    codes = {0: "hit", 1: "missed_up", 2: "avoided_down", 3: "wrong_way", -2: None}
+    changes = (-9.0, -8.0, -2.6458, -2.6, -0.1, 0.0, 0.1, 1.0, 2.6, 2.6458, 3.0, 7.9, 8.0, 9.0)
+    atrs = (None, 0.5, 1.0, 2.0)
+    grid = [(change, atr) for change in changes for atr in atrs]
+    for verdict in ("BUY", "ACCUMULATE", "HOLD", "TRIM", "SELL"):
+        for window in (7, 30):
+            got = _classes(verdict, window, tuple(c for c, _ in grid), [a for _, a in grid])
+            want = [classify(verdict, c, atr_pct=a, window_days=window) for c, a in grid]
+            assert [codes[code] for code in got] == want, (verdict, window)
+    assert _classes("HOLD", 7, (None,), [1.0]) == _classes("BUY", 7, (None,), [None]) == [-1]  # not matured
 
 
 def test_score() -> None:
