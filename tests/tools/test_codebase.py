@@ -146,15 +146,19 @@ def test_fake_and_langchain_tool_fence_hits_with_ids() -> None:
 
 def test_no_process_is_left_behind(tmp_path: Path) -> None:
     (tmp_path / "a.py").write_text("needle\n" * 10)
-    before = set(os.listdir("/proc")) if os.path.isdir("/proc") else set()
     _run(RipgrepSearch([tmp_path]).search("needle"))
-    after = set(os.listdir("/proc")) if os.path.isdir("/proc") else set()
+
+    def our_rg(pid: str) -> bool:
+        # Only rg processes started by this test process count: other test runs may be using rg at the same time.
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            return False
+        fields = dict(line.split(":\t", 1) for line in status.splitlines() if ":\t" in line)
+        return fields.get("Name", "").strip() == "rg" and fields.get("PPid", "").strip() == str(os.getpid())
+
     leftovers = [
-        pid
-        for pid in after - before
-        if pid.isdigit()
-        and Path(f"/proc/{pid}/comm").exists()
-        and Path(f"/proc/{pid}/comm").read_text().strip() == "rg"
+        pid for pid in (os.listdir("/proc") if os.path.isdir("/proc") else []) if pid.isdigit() and our_rg(pid)
     ]
     assert leftovers == []
 

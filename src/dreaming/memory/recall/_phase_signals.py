@@ -71,7 +71,9 @@ def _update(ws: Workspace, keys: Iterable[str], now: datetime, field: Literal["l
                 entry["lastRemConsideredAt"] = stamp
                 continue
             hits = "lightHits" if field == "light" else "remHits"
-            entry[hits] = min(MAX_PHASE_HITS, int(entry.get(hits) or 0) + 1)
+            previous = entry.get(hits)
+            count = previous if isinstance(previous, int) and not isinstance(previous, bool) and previous > 0 else 0
+            entry[hits] = min(MAX_PHASE_HITS, count + 1)
             entry["lastLightAt" if field == "light" else "lastRemAt"] = stamp
         doc["updatedAt"] = stamp
         atomic_write_json(ws.phase_signals, doc)

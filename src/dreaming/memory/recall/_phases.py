@@ -21,6 +21,7 @@ from dreaming.memory.recall._contamination import is_unpromotable_snippet
 from dreaming.memory.recall._ingest import IngestReport, ingest_daily_notes
 from dreaming.memory.recall._paths import resolve_note_path
 from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
+from dreaming.memory.recall._ranking import _count
 from dreaming.memory.recall._record import day_bucket_for
 from dreaming.memory.recall._store import parse_iso, read_store
 
@@ -77,12 +78,28 @@ def text_similarity(a: str, b: str) -> float:
     return len(wa & wb) / len(wa | wb)
 
 
+def _n(entry: dict[str, Any], name: str) -> int:
+    # Light and REM read the store unrepaired: a hand-edited counter ("3", null, NaN) counts as 0, never crashes.
+    return _count(entry.get(name))
+
+
+def _strs(entry: dict[str, Any], name: str) -> list[str]:
+    value = entry.get(name)
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _items(entry: dict[str, Any], name: str) -> int:
+    return len(_strs(entry, name))
+
+
 def _signals(entry: dict[str, Any]) -> int:
-    return sum(int(entry.get(n) or 0) for n in ("recallCount", "dailyCount", "groundedCount"))
+    return sum(_n(entry, n) for n in ("recallCount", "dailyCount", "groundedCount"))
 
 
 def _avg(entry: dict[str, Any]) -> float:
-    return min(1.0, max(0.0, float(entry.get("totalScore") or 0) / max(1, _signals(entry))))
+    total = entry.get("totalScore")
+    value = float(total) if isinstance(total, (int, float)) and math.isfinite(total) else 0.0
+    return min(1.0, max(0.0, value / max(1, _signals(entry))))
 
 
 def _recent(ws: Workspace, entries: dict[str, Any], today: date, lookback: int) -> dict[str, dict[str, Any]]:
@@ -91,7 +108,7 @@ def _recent(ws: Workspace, entries: dict[str, Any], today: date, lookback: int) 
     for key, entry in entries.items():
         if not isinstance(entry, dict) or is_unpromotable_snippet(str(entry.get("snippet", ""))):
             continue
-        days = [d for d in entry.get("recallDays") or [] if isinstance(d, str)]
+        days = _strs(entry, "recallDays")
         if not any(d >= oldest for d in days) or not resolve_note_path(ws, str(entry.get("path", ""))).is_file():
             continue
         out[key] = entry
@@ -110,7 +127,7 @@ def light_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) 
 
     def order(item: tuple[str, dict[str, Any]]) -> tuple[float, int]:
         moment = parse_iso(item[1].get("lastRecalledAt"))
-        return (-(moment.timestamp() if moment else -math.inf), -int(item[1].get("recallCount") or 0))
+        return (-(moment.timestamp() if moment else -math.inf), -_n(item[1], "recallCount"))
 
     staged: list[tuple[str, dict[str, Any]]] = []
     for key, entry in sorted(entries.items(), key=order):
@@ -130,8 +147,8 @@ def light_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) 
             f"- Candidate: {entry.get('snippet')}",
             f"  - confidence: {_avg(entry):.2f}",
             f"  - evidence: {_evidence(entry)}",
-            f"  - recalls: {int(entry.get('recallCount') or 0)}",
-            f"  - ingestion signals: {int(entry.get('dailyCount') or 0)}",
+            f"  - recalls: {_n(entry, 'recallCount')}",
+            f"  - ingestion signals: {_n(entry, 'dailyCount')}",
             "  - status: staged",
         ]
     keys = tuple(k for k, _ in staged)
@@ -146,9 +163,9 @@ def _report(title: str, day: str, lines: list[str]) -> str:
 
 
 def _truth_confidence(entry: dict[str, Any]) -> float:
-    recalls = int(entry.get("recallCount") or 0)
-    days = len(entry.get("recallDays") or [])
-    tags = len(entry.get("conceptTags") or [])
+    recalls = _n(entry, "recallCount")
+    days = _items(entry, "recallDays")
+    tags = _items(entry, "conceptTags")
     return (
         0.45 * _avg(entry)
         + 0.25 * min(1.0, math.log1p(recalls) / math.log(7))
@@ -164,7 +181,7 @@ def rem_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) ->
     staged = read_light_staged_keys(ws) & set(recent)
     pool = {k: recent[k] for k in sorted(staged)} if staged else recent
     limit = max(1, config.deep.limit)
-    tag_counts = Counter(t.lower() for e in pool.values() for t in dict.fromkeys(e.get("conceptTags") or []))
+    tag_counts = Counter(t.lower() for e in pool.values() for t in dict.fromkeys(_strs(e, "conceptTags")))
     themes = [
         (tag, min(1.0, count / len(pool) * 2))
         for tag, count in tag_counts.most_common()
@@ -172,7 +189,7 @@ def rem_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) ->
     ][:limit]
     lines = ["### Reflections"]
     for tag, strength in themes:
-        holders = [e for e in pool.values() if tag in (t.lower() for t in e.get("conceptTags") or [])]
+        holders = [e for e in pool.values() if tag in (t.lower() for t in _strs(e, "conceptTags"))]
         lines += [
             f"- Theme: `{tag}` kept surfacing across {len(holders)} memories.",
             f"  - confidence: {strength:.2f}",

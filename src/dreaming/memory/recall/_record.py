@@ -183,15 +183,23 @@ def _touch(
         if key == grounded_key:
             entry["claimHash"] = claim
         store.entries[key] = entry
-    hashes = entry.get("queryHashes") if isinstance(entry.get("queryHashes"), list) else []
-    days = entry.get("recallDays") if isinstance(entry.get("recallDays"), list) else []
-    assert isinstance(hashes, list) and isinstance(days, list)
+    hashes = (
+        [h for h in entry.get("queryHashes") or [] if isinstance(h, str)]
+        if isinstance(entry.get("queryHashes"), list)
+        else []
+    )
+    days = (
+        [d for d in entry.get("recallDays") or [] if isinstance(d, str)]
+        if isinstance(entry.get("recallDays"), list)
+        else []
+    )
     skip = dedupe and qhash in hashes and day in days
     counter = {"recall": "recallCount", "daily": "dailyCount", "grounded": "groundedCount"}[signal]
     if not skip:
-        entry[counter] = int(entry.get(counter) or 0) + count
-        entry["totalScore"] = float(entry.get("totalScore") or 0) + score * count
-    entry["maxScore"] = max(float(entry.get("maxScore") or 0), score)
+        # Hand-edited or foreign values ("3", null, NaN) read as 0, as OpenClaw's reader does: never a crash.
+        entry[counter] = max(0, math.floor(_num(entry, counter))) + count
+        entry["totalScore"] = _num(entry, "totalScore") + score * count
+    entry["maxScore"] = max(_num(entry, "maxScore"), score)
     entry["snippet"] = full[:MAX_SNIPPET_CHARS]
     entry["queryHashes"] = _merge_tail(hashes, qhash, MAX_QUERY_HASHES)
     entry["recallDays"] = _merge_tail(days, day, MAX_RECALL_DAYS, sort=True)

@@ -13,6 +13,7 @@ Locking mirrors OpenClaw so both can write the same workspace: an in-process loc
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -149,9 +150,31 @@ def _json_encoder() -> Callable[[object], str]:
     return lambda value: "".join(encode(value, 0))
 
 
+def _finite(value: Any) -> Any:
+    """Return ``value`` with every NaN or infinity (which JSON cannot hold) replaced by 0."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else 0
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
 def render_store(store: RecallStore, *, updated_at: str) -> bytes:
-    """Render the store as JSON with one entry per line and a trailing newline."""
-    dumps = _json_encoder()
+    """Render the store as JSON with one entry per line and a trailing newline.
+
+    A value JSON cannot hold (NaN, infinity: ``1e999`` in a hand-edited file parses as one) is written as 0 rather
+    than failing the write; OpenClaw's reader counts such values as 0 anyway.
+    """
+    fast = _json_encoder()
+
+    def dumps(value: Any) -> str:
+        try:
+            return fast(value)
+        except ValueError:
+            return fast(_finite(value))
+
     head = {"version": STORE_VERSION, "updatedAt": updated_at, **store.extra}
     # One list of pieces and one join: the 20,000-entry file is copied once, not once per nesting level.
     out = ["{\n"]
