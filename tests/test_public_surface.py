@@ -20,7 +20,7 @@ SURFACES = {
     ],
     "dreaming.memory": [
         "BadLine", "ConsolidationLock", "InputReport", "LoadedState", "Workspace", "append_jsonl", "atomic_write_bytes",
-        "atomic_write_json", "atomic_write_text", "dump_json", "iter_jsonl", "move_aside", "pid_alive", "read_state",
+        "atomic_write_json", "atomic_write_text", "dump_json", "fingerprint", "iter_jsonl", "move_aside", "pid_alive", "read_state",
         "record_event", "set_aside_unreadable", "sweep_orphan_temps",
     ],
     "dreaming.tools": [

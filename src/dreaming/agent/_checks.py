@@ -9,13 +9,13 @@ The order of the checks is part of the contract (PR #65589, spec/budget.md) and 
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar
 
 from dreaming.config import BudgetConfig
+from dreaming.memory import fingerprint
 
 __all__ = [
     "Allowed",
@@ -52,12 +52,6 @@ class Skipped:
 
 Decision = Allowed | Skipped
 """The outcome of every budget check."""
-
-
-def fingerprint(text: str) -> str:
-    """Return the first 16 hex digits of the sha256 of ``text`` trimmed, lowercased and whitespace-collapsed."""
-    normalized = " ".join(text.strip().lower().split())
-    return hashlib.sha256(normalized.encode("utf-8")).hexdigest()[:16]
 
 
 def is_low_quality(confidence: float, recalls: float, config: BudgetConfig) -> bool:

@@ -13,7 +13,6 @@ research section. :func:`promote_research` is called by ``deep`` before the MEMO
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Mapping
@@ -27,7 +26,7 @@ from dreaming.graph._research_gap import finding_from_json, finding_to_json, res
 from dreaming.graph._research_lines import collect_lines, promotion_lines
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
-from dreaming.memory import record_event
+from dreaming.memory import fingerprint, record_event
 from dreaming.memory.gaps import AttemptOutcome, list_gaps, record_attempt, select_gaps_for_night
 from dreaming.memory.research import (
     Conflict,
@@ -58,11 +57,6 @@ class GapTask(TypedDict):
     query: str
     index: int
     deadline: float
-
-
-def fingerprint(text: str) -> str:
-    """Return the first 16 hex digits of the sha256 of ``text`` trimmed, lowercased and whitespace-collapsed."""
-    return hashlib.sha256(" ".join(text.strip().lower().split()).encode("utf-8")).hexdigest()[:16]
 
 
 def research_select(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:

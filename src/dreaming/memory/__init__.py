@@ -6,6 +6,7 @@ Imports no LangGraph and no LLM code.
 from __future__ import annotations
 
 from dreaming.memory._events import record_event
+from dreaming.memory._fingerprint import fingerprint
 from dreaming.memory._io import (
     BadLine,
     InputReport,
@@ -35,6 +36,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "dump_json",
+    "fingerprint",
     "iter_jsonl",
     "move_aside",
     "pid_alive",
