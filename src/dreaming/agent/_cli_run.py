@@ -32,9 +32,7 @@ from dreaming.agent.run import RunOutcome, dream
 from dreaming.config import DreamingConfig
 from dreaming.errors import LockBusyError
 from dreaming.graph._convert import jsonable
-from dreaming.memory import ConsolidationLock, Workspace
-from dreaming.memory._diary import DiaryEntry, render_diary_entry
-from dreaming.memory._diary_lines import diary_sections
+from dreaming.memory import ConsolidationLock, DiaryEntry, Workspace, diary_sections, render_diary_entry
 from dreaming.memory.gaps import list_gaps
 from dreaming.memory.verdicts import load_prior_insights
 

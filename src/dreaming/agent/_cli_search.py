@@ -20,8 +20,7 @@ from dreaming.agent._cli_common import (
     print_json,
 )
 from dreaming.errors import ToolError
-from dreaming.memory.gaps import GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
-from dreaming.memory.gaps._model import GAP_STATUSES, GAP_TYPES
+from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
 from dreaming.memory.search import SearchHit, search_and_record
 
 __all__ = ["register"]

@@ -16,9 +16,7 @@ from dreaming.agent._wiring import night_context
 from dreaming.agent.run import dream
 from dreaming.config import load_config
 from dreaming.errors import LockBusyError
-from dreaming.memory import Workspace
-from dreaming.memory._diary import DiaryEntry, render_diary_entry
-from dreaming.memory._diary_lines import diary_sections
+from dreaming.memory import DiaryEntry, Workspace, diary_sections, render_diary_entry
 from dreaming.memory.verdicts import load_prior_insights
 
 __all__ = ["dream_now_tool", "prior_insights_tool"]

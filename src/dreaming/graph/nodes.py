@@ -11,11 +11,9 @@ from dreaming.graph._convert import jsonable
 from dreaming.graph.context import DreamContext
 from dreaming.graph.research import promote_research
 from dreaming.graph.state import DreamState
-from dreaming.memory import InputReport, record_event
+from dreaming.memory import DiaryEntry, InputReport, append_diary_entry, diary_sections, record_event
 from dreaming.memory import recall as rp
 from dreaming.memory import verdicts as vp
-from dreaming.memory._diary import DiaryEntry, append_diary_entry
-from dreaming.memory._diary_lines import diary_sections
 
 __all__ = [
     "budget_narrative",

@@ -5,6 +5,8 @@ Imports no LangGraph and no LLM code.
 
 from __future__ import annotations
 
+from dreaming.memory._diary import DiaryEntry, DiarySection, append_diary_entry, render_diary_entry
+from dreaming.memory._diary_lines import diary_sections
 from dreaming.memory._events import record_event
 from dreaming.memory._fingerprint import fingerprint
 from dreaming.memory._io import (
@@ -28,13 +30,17 @@ from dreaming.memory._workspace import Workspace
 __all__ = [
     "BadLine",
     "ConsolidationLock",
+    "DiaryEntry",
+    "DiarySection",
     "InputReport",
     "LoadedState",
     "Workspace",
+    "append_diary_entry",
     "append_jsonl",
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "diary_sections",
     "dump_json",
     "fingerprint",
     "iter_jsonl",
@@ -42,6 +48,7 @@ __all__ = [
     "pid_alive",
     "read_state",
     "record_event",
+    "render_diary_entry",
     "set_aside_unreadable",
     "sweep_orphan_temps",
 ]

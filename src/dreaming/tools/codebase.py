@@ -27,9 +27,17 @@ from typing import Any, Protocol
 from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
-from dreaming.memory.research import EvidencePool, SourceHit, fence_evidence, redact_secrets, salient_terms
-from dreaming.memory.research._statements import definition_name, is_statement
-from dreaming.memory.research._text import search_words, term_coverage
+from dreaming.memory.research import (
+    EvidencePool,
+    SourceHit,
+    definition_name,
+    fence_evidence,
+    is_statement,
+    redact_secrets,
+    salient_terms,
+    search_words,
+    term_coverage,
+)
 
 __all__ = [
     "SECRET_GLOBS",

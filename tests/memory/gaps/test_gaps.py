@@ -29,6 +29,8 @@ def hit(score: float, snippet: str) -> SearchHit:
 def test_public_surface_is_pinned() -> None:
     assert set(gaps_pkg.__all__) == {
         "BACKOFF_SLACK",
+        "GAP_STATUSES",
+        "GAP_TYPES",
         "LOW_CONFIDENCE",
         "MAX_FRUITLESS_ATTEMPTS",
         "MAX_GAPS",

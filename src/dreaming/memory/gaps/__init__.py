@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dreaming.memory.gaps._classify import LOW_CONFIDENCE, PARTIAL_COVERAGE, classify_gap
-from dreaming.memory.gaps._model import GapStatus, GapType, KnowledgeGap, normalize_query
+from dreaming.memory.gaps._model import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, normalize_query
 from dreaming.memory.gaps._store import (
     BACKOFF_SLACK,
     MAX_FRUITLESS_ATTEMPTS,
@@ -17,6 +17,8 @@ from dreaming.memory.gaps._store import (
 
 __all__ = [
     "BACKOFF_SLACK",
+    "GAP_STATUSES",
+    "GAP_TYPES",
     "LOW_CONFIDENCE",
     "MAX_FRUITLESS_ATTEMPTS",
     "MAX_GAPS",

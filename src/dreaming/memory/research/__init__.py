@@ -33,8 +33,9 @@ from dreaming.memory.research._records import (
     research_log_row,
 )
 from dreaming.memory.research._render import render_rem_research_section
+from dreaming.memory.research._statements import definition_name, is_statement
 from dreaming.memory.research._synthesize import synthesize_extractive
-from dreaming.memory.research._text import identifiers, numbers, salient_terms, search_words
+from dreaming.memory.research._text import identifiers, numbers, salient_terms, search_words, term_coverage
 from dreaming.memory.research._validate import (
     ClaimValidation,
     EvidenceCheck,
@@ -69,9 +70,11 @@ __all__ = [
     "clean_claims",
     "content_hash",
     "decide",
+    "definition_name",
     "fence_evidence",
     "finding_from_validation",
     "identifiers",
+    "is_statement",
     "numbers",
     "read_research_insights",
     "redact_secrets",
@@ -82,6 +85,7 @@ __all__ = [
     "search_words",
     "supports_text",
     "synthesize_extractive",
+    "term_coverage",
     "validate_claims",
     "validation_summary",
     "write_research_insight",
