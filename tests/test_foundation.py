@@ -119,3 +119,14 @@ def test_workspace_paths(tmp_path: Path) -> None:
     assert ws.lock_file == tmp_path.resolve() / "memory/.dreams/dreaming.lock"
     assert ws.relative(ws.candidates) == "memory/.dreams/candidates.json"
     assert json.loads(json.dumps({"ok": True}))
+
+
+def test_append_only_logs_rotate_keeping_one_generation(tmp_path: Path) -> None:
+    from dreaming.memory._io import rotate_if_larger
+
+    log = tmp_path / "events.jsonl"
+    assert rotate_if_larger(log, 10) is False  # missing: nothing to do
+    append_jsonl(log, [{"n": 1}])
+    assert rotate_if_larger(log, 1000) is False
+    assert rotate_if_larger(log, 5) is True
+    assert not log.exists() and (tmp_path / "events.jsonl.1").read_text() == '{"n": 1}\n'

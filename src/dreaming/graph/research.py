@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -129,16 +130,21 @@ def _dedupe_claims(findings: list[ResearchFinding]) -> list[ResearchFinding]:
 
 
 def _already_logged(ctx: DreamContext) -> bool:
+    # A night's rows are appended in one write, so a resumed collect only needs the file's last complete row.
     path = ctx.workspace.research_log
-    if not path.exists():
+    try:
+        with path.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - 64 * 1024))
+            tail = handle.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
         return False
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in reversed(tail.splitlines()):
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
             continue  # a torn last line is not this run's row
-        if isinstance(row, dict) and row.get("run_id") == ctx.run_id:
-            return True
+        return isinstance(row, dict) and row.get("run_id") == ctx.run_id
     return False
 
 

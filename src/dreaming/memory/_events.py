@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dreaming.memory._io import append_jsonl
+from dreaming.memory._io import append_jsonl, rotate_if_larger
 
 __all__ = ["EVENTS_MAX_BYTES", "record_event"]
 
@@ -18,10 +17,6 @@ EVENTS_MAX_BYTES = 8 * 1024 * 1024
 
 def record_event(path: Path, kind: str, now: datetime, **fields: Any) -> None:
     """Append one event ``{"type": kind, "at": now, ...fields}``."""
-    try:
-        if path.stat().st_size > EVENTS_MAX_BYTES:
-            os.replace(path, path.with_name(path.name + ".1"))
-    except FileNotFoundError:
-        pass
+    rotate_if_larger(path, EVENTS_MAX_BYTES)
     row: Mapping[str, Any] = {"type": kind, "at": now.isoformat(), **fields}
     append_jsonl(path, [row])

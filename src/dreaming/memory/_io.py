@@ -24,6 +24,7 @@ __all__ = [
     "iter_jsonl",
     "move_aside",
     "read_state",
+    "rotate_if_larger",
     "set_aside_unreadable",
     "sweep_orphan_temps",
 ]
@@ -239,6 +240,20 @@ def iter_jsonl(path: Path, report: InputReport, *, label: str | None = None) -> 
                 report.skip(name, number, "not a JSON object")
                 continue
             yield number, obj
+
+
+def rotate_if_larger(path: Path, max_bytes: int) -> bool:
+    """Rename ``path`` to ``<name>.1`` (replacing an older one) once it passes ``max_bytes``; return whether it did.
+
+    Append-only logs stay bounded this way: one previous generation is kept, nothing is rewritten.
+    """
+    try:
+        if path.stat().st_size <= max_bytes:
+            return False
+    except FileNotFoundError:
+        return False
+    os.replace(path, path.with_name(path.name + ".1"))
+    return True
 
 
 def append_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:

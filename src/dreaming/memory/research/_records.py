@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from dreaming.memory._io import append_jsonl
+from dreaming.memory._io import append_jsonl, rotate_if_larger
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.research._claims import Claim
 from dreaming.memory.research._decide import Decision
@@ -122,6 +122,11 @@ def research_log_row(run_id: str, finding: ResearchFinding, now: datetime) -> di
     }
 
 
+RESEARCH_LOG_MAX_BYTES = 8 * 1024 * 1024
+"""Past this size ``research.jsonl`` is rotated to ``research.jsonl.1`` (one generation kept), so it stays bounded."""
+
+
 def append_research_log(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> None:
-    """Append rows to ``memory/.dreams/research.jsonl`` in one write."""
+    """Append rows to ``memory/.dreams/research.jsonl`` in one write (a night's rows stay together at the end)."""
+    rotate_if_larger(ws.research_log, RESEARCH_LOG_MAX_BYTES)
     append_jsonl(ws.research_log, rows)
