@@ -31,7 +31,7 @@ from dreaming.memory.research import (
     EvidencePool,
     SourceHit,
     definition_name,
-    fence_evidence,
+    fence_hits,
     is_statement,
     redact_secrets,
     salient_terms,
@@ -415,9 +415,7 @@ def codebase_search_tool(search: CodebaseSearch, *, pool: EvidencePool | None = 
 
     async def codebase_search(query: str, max_matches: int = 10) -> tuple[str, list[SourceHit]]:
         hits = await search.search(query, max_matches=max(1, min(max_matches, 20)))
-        target = pool if pool is not None else EvidencePool()
-        evidence = list(dict.fromkeys(target.extend(hits)))
-        return fence_evidence(evidence), hits
+        return fence_hits(hits, pool), hits
 
     return StructuredTool.from_function(
         coroutine=codebase_search,

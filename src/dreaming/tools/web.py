@@ -20,7 +20,7 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 from tavily.errors import UsageLimitExceededError
 
 from dreaming.errors import RetryableToolError, ToolError
-from dreaming.memory.research import EvidencePool, SourceHit, fence_evidence, redact_secrets
+from dreaming.memory.research import EvidencePool, SourceHit, fence_hits, redact_secrets
 
 __all__ = [
     "TAVILY_BASE_URL",
@@ -201,9 +201,7 @@ def web_search_tool(search: WebSearch, *, pool: EvidencePool | None = None) -> B
 
     async def web_search(query: str, max_results: int = 5) -> tuple[str, list[SourceHit]]:
         hits = await search.search(query, max_results=max(1, min(max_results, 10)))
-        target = pool if pool is not None else EvidencePool()
-        evidence = list(dict.fromkeys(target.extend(hits)))
-        return fence_evidence(evidence), hits
+        return fence_hits(hits, pool), hits
 
     return StructuredTool.from_function(
         coroutine=web_search,

@@ -22,7 +22,7 @@ def test_public_surface_is_pinned() -> None:
             "REDACTED", "Claim", "ClaimValidation", "Conflict", "Decision", "Evidence", "EvidenceCheck",
             "EvidencePool", "FindingOutcome", "InsightWrite", "LineReader", "Outcome", "ResearchFinding",
             "ResearchInsight", "SourceHit", "SourceType", "Validation", "ValidationMethod", "append_research_log",
-            "clean_claims", "content_hash", "decide", "definition_name", "fence_evidence", "finding_from_validation",
+            "clean_claims", "content_hash", "decide", "definition_name", "fence_evidence", "fence_hits", "finding_from_validation",
             "identifiers", "is_statement", "numbers", "term_coverage",
             "read_research_insights", "redact_secrets", "render_rem_research_section", "research_log_row",
             "research_slug", "salient_terms", "search_words", "supports_text", "synthesize_extractive", "validate_claims",

@@ -15,6 +15,7 @@ from dreaming.memory.research._evidence import (
     SourceType,
     content_hash,
     fence_evidence,
+    fence_hits,
     redact_secrets,
 )
 from dreaming.memory.research._insights import (
@@ -72,6 +73,7 @@ __all__ = [
     "decide",
     "definition_name",
     "fence_evidence",
+    "fence_hits",
     "finding_from_validation",
     "identifiers",
     "is_statement",

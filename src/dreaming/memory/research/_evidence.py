@@ -16,6 +16,7 @@ __all__ = [
     "SourceType",
     "content_hash",
     "fence_evidence",
+    "fence_hits",
     "redact_secrets",
 ]
 
@@ -213,6 +214,12 @@ class EvidencePool:
     def items(self) -> tuple[Evidence, ...]:
         """Return every evidence item in order of arrival."""
         return tuple(self._items)
+
+
+def fence_hits(hits: Iterable[SourceHit], pool: EvidencePool | None = None) -> str:
+    """Add tool hits to ``pool`` (a fresh one when None) and render them fenced, with their evidence ids."""
+    target = pool if pool is not None else EvidencePool()
+    return fence_evidence(dict.fromkeys(target.extend(hits)))
 
 
 def fence_evidence(evidence: Iterable[Evidence]) -> str:
