@@ -112,7 +112,7 @@ import sys, time
 import dreaming.graph.nodes as nodes
 real = nodes.rem
 def slow(state, runtime):
-    time.sleep(4)
+    time.sleep(8)  # far longer than the second run needs to start and give up (lock_timeout_seconds = 1)
     return real(state, runtime)
 nodes.rem = slow
 from dreaming.agent.cli import app
