@@ -69,7 +69,7 @@ def test_lock_busy_names_holder_then_free(tmp_path: Path) -> None:
     lock_path = tmp_path / "dreaming.lock"
     ctx = multiprocessing.get_context("fork")
     ready = ctx.Event()
-    proc = ctx.Process(target=_hold, args=(str(lock_path), ready, 1.0))
+    proc = ctx.Process(target=_hold, args=(str(lock_path), ready, 3.0))
     proc.start()
     assert ready.wait(5)
     with pytest.raises(LockBusyError) as info:
