@@ -36,8 +36,8 @@ EXIT_USAGE = 2
 EXIT_LOCK_BUSY = 3
 EXIT_BUDGET = 4
 
-console = Console()
-err_console = Console(stderr=True)
+console = Console(soft_wrap=True)
+err_console = Console(stderr=True, soft_wrap=True)
 
 WorkspaceOption = Annotated[
     Path, typer.Option("--workspace", "-w", help="The workspace folder (default: the current folder).")

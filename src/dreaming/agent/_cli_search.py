@@ -124,7 +124,7 @@ def gap_list(
         wait = f", waits until {gap.next_attempt_after.isoformat()}" if gap.next_attempt_after else ""
         console.print(
             f"{gap.count:>4}x  {gap.status:<10} {gap.type:<14} {gap.query}  "
-            f"(last seen {gap.last_seen.isoformat()}, {gap.attempts} attempt(s){wait})",
+            f"(last seen {gap.last_seen.isoformat()}, {gap.attempts} fruitless attempt(s){wait})",
             highlight=False,
         )
 
