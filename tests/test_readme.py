@@ -1,0 +1,29 @@
+"""The README stays true: its dreaming.toml parses with no warning, and its commands exist."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from dreaming.agent.cli import app
+from dreaming.config import DreamingConfig
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_documented_configuration_is_the_real_one() -> None:
+    block = README.split("## dreaming.toml", 1)[1].split("```toml", 1)[1].split("```", 1)[0]
+    config = DreamingConfig.from_mapping(tomllib.loads(block))
+    assert config.warnings == ()
+    assert config.llm.prices["my-model"].output == 1.60
+
+
+def test_every_documented_command_exists() -> None:
+    commands = set(re.findall(r"\.venv/bin/dreaming (\w+)", README))
+    assert {"run", "now", "status", "insights", "schedule", "search", "gap", "promote", "doctor", "eval"} <= commands
+    for command in sorted(commands):
+        result = CliRunner().invoke(app, [command, "--help"])
+        assert result.exit_code == 0, (command, result.output)
