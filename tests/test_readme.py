@@ -27,3 +27,11 @@ def test_every_documented_command_exists() -> None:
     for command in sorted(commands):
         result = CliRunner().invoke(app, [command, "--help"])
         assert result.exit_code == 0, (command, result.output)
+
+
+def test_the_architecture_picture_names_every_node_of_the_graph() -> None:
+    from dreaming.graph import build_dream_graph
+
+    picture = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
+    nodes = set(build_dream_graph().nodes)
+    assert nodes and all(name in picture for name in nodes), sorted(n for n in nodes if n not in picture)
