@@ -17,10 +17,11 @@ from dreaming.agent.narrative import write_narrative
 from dreaming.agent.verify import VerifyCandidate, verify_insights
 from dreaming.graph import DreamContext, ProgressFn
 
-__all__ = ["night_context", "to_verify_candidate"]
+__all__ = ["night_context", "to_verify_candidate", "utc_now"]
 
 
-def _clock() -> datetime:
+def utc_now() -> datetime:
+    """Return the real clock, in UTC (the budget's window runs on it)."""
     return datetime.now(UTC)
 
 
@@ -45,7 +46,7 @@ def night_context(
     *,
     env: Mapping[str, str],
     progress: ProgressFn | None = None,
-    clock: Callable[[], datetime] = _clock,
+    clock: Callable[[], datetime] = utc_now,
     gateway_factory: Callable[[DreamContext], LLMGateway] | None = None,
 ) -> Callable[[DreamContext], DreamContext]:
     """Return the function that completes a base context with what the environment configures.

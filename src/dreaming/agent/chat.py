@@ -7,12 +7,12 @@ night under the workspace lock, exactly as the schedule does, and answers with t
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel
 
-from dreaming.agent._wiring import night_context
+from dreaming.agent._wiring import night_context, utc_now
 from dreaming.agent.run import dream
 from dreaming.config import load_config
 from dreaming.errors import LockBusyError
@@ -31,11 +31,7 @@ class _InsightArgs(BaseModel):
     regime: str | None = None
 
 
-def _clock() -> datetime:
-    return datetime.now(UTC)
-
-
-def dream_now_tool(ws: Workspace, *, env: Mapping[str, str], clock: Callable[[], datetime] = _clock) -> BaseTool:
+def dream_now_tool(ws: Workspace, *, env: Mapping[str, str], clock: Callable[[], datetime] = utc_now) -> BaseTool:
     """Return the "dream now" tool: one night on ``ws`` now, answered with what it promoted, retired and learned."""
 
     async def dream_now() -> str:

@@ -18,7 +18,7 @@ from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import is_unpromotable_snippet
 from dreaming.memory.recall._paths import is_short_term_path
 from dreaming.memory.recall._phase_signals import read_phase_signals
-from dreaming.memory.recall._store import parse_iso, read_store
+from dreaming.memory.recall._store import clamp_unit, parse_iso, read_store
 
 __all__ = [
     "LIGHT_BOOST_MAX",
@@ -48,10 +48,6 @@ PHASE_HALF_LIFE_DAYS = 14.0
 _DAY_S = 86_400.0
 _LN11 = math.log(11)
 _LN2 = math.log(2)
-
-
-def _clamp(value: float) -> float:
-    return 0.0 if not math.isfinite(value) else min(1.0, max(0.0, value))
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,8 +132,8 @@ def consolidation_score(recall_days: list[str], grounded: float) -> float:
         except ValueError:
             span = 0
         n = len(days)
-        spacing = _clamp(0.55 * _clamp(math.log(n) / math.log(5)) + 0.45 * _clamp(span / 7))
-    return max(spacing, _clamp(grounded / 3))
+        spacing = clamp_unit(0.55 * clamp_unit(math.log(n) / math.log(5)) + 0.45 * clamp_unit(span / 7))
+    return max(spacing, clamp_unit(grounded / 3))
 
 
 def _decay(age_days: float, half_life: float) -> float:
@@ -157,9 +153,9 @@ def phase_boost(signal: dict[str, Any] | None, now: datetime) -> float:
         at = parse_iso(signal.get(at_key))
         if not isinstance(hits, (int, float)) or hits <= 0 or at is None:
             continue
-        strength = _clamp(math.log1p(hits) / math.log(7))
+        strength = clamp_unit(math.log1p(hits) / math.log(7))
         total += cap * strength * _decay((now - at).total_seconds() / _DAY_S, PHASE_HALF_LIFE_DAYS)
-    return _clamp(total)
+    return clamp_unit(total)
 
 
 def _count(value: object) -> int:
@@ -205,7 +201,7 @@ def _candidate(key: str, entry: dict[str, Any], parts: Components, raw: float, a
         start_line=_int(entry, "startLine"),
         end_line=_int(entry, "endLine"),
         snippet=str(entry.get("snippet") or ""),
-        score=_clamp(raw),
+        score=clamp_unit(raw),
         recall_count=recalls,
         daily_count=daily,
         grounded_count=grounded,
@@ -313,7 +309,7 @@ def rank_entries(
             conceptual=concept,
             phase_boost=boost,
         )
-        passed.append(((-_clamp(raw), -recalls, path), key, entry, parts, raw, age))
+        passed.append(((-clamp_unit(raw), -recalls, path), key, entry, parts, raw, age))
     passed.sort(key=lambda p: p[0])
     limit = max(0, config.limit)
     skipped.extend((str(entry.get("key") or key), "limit") for _, key, entry, _, _, _ in passed[limit:])

@@ -19,7 +19,15 @@ from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
-from dreaming.memory.recall._store import RecallStore, format_iso, parse_iso, read_store, short_term_lock, write_store
+from dreaming.memory.recall._store import (
+    RecallStore,
+    clamp_unit,
+    format_iso,
+    parse_iso,
+    read_store,
+    short_term_lock,
+    write_store,
+)
 
 __all__ = [
     "MAX_ENTRIES",
@@ -127,10 +135,6 @@ def entry_key(path: str, start_line: int, end_line: int, claim: str | None = Non
 def day_bucket_for(now: datetime, timezone: str) -> str:
     """Return the ``YYYY-MM-DD`` of ``now`` in ``timezone``."""
     return now.astimezone(ZoneInfo(timezone)).date().isoformat()
-
-
-def _clamp(value: float) -> float:
-    return 0.0 if not math.isfinite(value) else min(1.0, max(0.0, value))
 
 
 def _merge_tail(values: list[Any], new: str, cap: int, *, sort: bool = False) -> list[Any]:
@@ -277,7 +281,7 @@ def record_recall_batch(
                     start=int(hit.start_line),
                     end=int(hit.end_line),
                     snippet=hit.snippet,
-                    score=_clamp(hit.score),
+                    score=clamp_unit(hit.score),
                     qhash=qhash,
                     day=q.day_bucket or today,
                     stamp=stamp,
@@ -333,7 +337,7 @@ def record_grounded_short_term_candidates(
                 start=item.start_line,
                 end=item.end_line,
                 snippet=item.snippet,
-                score=_clamp(item.score),
+                score=clamp_unit(item.score),
                 qhash=query_hash(item.query),
                 day=day,
                 stamp=stamp,

@@ -161,6 +161,11 @@ def _finite(value: Any) -> Any:
     return value
 
 
+def clamp_unit(value: float) -> float:
+    """Clamp a score to [0, 1]; a non-finite value is 0 (OpenClaw's ``clamp``)."""
+    return 0.0 if not math.isfinite(value) else min(1.0, max(0.0, value))
+
+
 def render_store(store: RecallStore, *, updated_at: str) -> bytes:
     """Render the store as JSON with one entry per line and a trailing newline.
 
