@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
-from dreaming.evals._harness import EvalCase, EvalReport, load_cases, run_research_eval
+from dreaming.evals._harness import LEDGER_COLUMNS, append_ledger, bundled_cases, data_dir, run_research_eval
+from dreaming.evals._score import CATEGORIES, CaseResult, EvalCase, Scores, load_cases, render_table, score_case
 
-__all__ = ["EvalCase", "EvalReport", "load_cases", "run_research_eval"]
+__all__ = [
+    "CATEGORIES",
+    "LEDGER_COLUMNS",
+    "CaseResult",
+    "EvalCase",
+    "Scores",
+    "append_ledger",
+    "bundled_cases",
+    "data_dir",
+    "load_cases",
+    "render_table",
+    "run_research_eval",
+    "score_case",
+]

@@ -1,19 +1,19 @@
-"""Replay recorded knowledge gaps through a real night and score the research decisions.
+"""Replay recorded knowledge gaps through a real night over real third-party code, and score what research kept.
 
-A dataset is a JSONL file of cases ``{"id", "query", "expect": "keep" | "not_keep", "locator"?}``. The harness
-builds a scratch workspace, records each query as a knowledge gap, runs one night with ``trigger="eval"`` and
-research on the dataset's corpus (offline unless keys are set), then compares each gap's decision in
-``research.jsonl`` with what the case expects: a ``keep`` case is right when it is kept citing a source whose
-locator contains ``locator``; a ``not_keep`` case is right when it is discarded, abstained or failed (anything
-kept is a false keep, the costly error). One row per evaluation is appended to a ledger (``results.tsv``), like
-autoresearch's, so runs can be compared over time.
+The bundled set (``data/research``) is pinned third-party source (``corpus/VERSIONS``, each package with its licence),
+a small project of the user's own with planted instructions (``corpus/shop``), the user's daily notes (``memory/``,
+some with injected instructions) and the cases (``cases/*.jsonl``, see ``_score``). The harness builds a scratch
+workspace holding the notes, records each case's query as a gap, runs one night with ``trigger="eval"`` and research
+on every corpus folder, then scores each gap's row of ``research.jsonl`` by its content (:func:`score_case`).
+One row per run is appended to a ledger (``results.tsv``), like autoresearch's, so runs can be compared over time.
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
-from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
@@ -21,145 +21,99 @@ from typing import Any
 
 from dreaming.agent import dream, night_context
 from dreaming.config import AutoresearchConfig, DreamingConfig
+from dreaming.evals._score import EvalCase, Scores, load_cases, score_case
+from dreaming.graph import DreamContext
 from dreaming.memory import InputReport, Workspace, iter_jsonl
 from dreaming.memory.gaps import record_gap
 
-__all__ = ["LEDGER_COLUMNS", "EvalCase", "EvalReport", "load_cases", "run_research_eval"]
+__all__ = ["LEDGER_COLUMNS", "append_ledger", "bundled_cases", "corpus_roots", "data_dir", "run_research_eval"]
 
-LEDGER_COLUMNS = ("at", "dataset", "cases", "correct", "accuracy", "kept", "false_keeps", "tokens", "cost_usd")
-
-
-@dataclass(frozen=True, kw_only=True, slots=True)
-class EvalCase:
-    """One recorded gap and what a good research night does with it."""
-
-    id: str
-    """Case identifier."""
-    query: str
-    """The gap's query, as the agent searched it."""
-    expect: str
-    """``keep`` or ``not_keep``."""
-    locator: str = ""
-    """For ``keep``: a substring the kept finding's source locator must contain."""
+LEDGER_COLUMNS = (
+    "at", "label", "cases", "kept", "precision", "recall", "false_keeps", "citation_accuracy", "abstain_rate",
+    "seconds_per_gap", "tokens", "cost_usd",
+)  # fmt: skip
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
-class EvalReport:
-    """The outcome of one evaluation."""
-
-    dataset: str
-    """Dataset file name."""
-    results: tuple[dict[str, Any], ...] = field(default_factory=tuple)
-    """Per case: id, expected, decision, confidence, correct, locators."""
-    tokens: int = 0
-    """Model tokens the night used."""
-    cost_usd: float = 0.0
-    """What the night cost."""
-
-    @property
-    def correct(self) -> int:
-        """Cases decided as expected."""
-        return sum(1 for r in self.results if r["correct"])
-
-    @property
-    def false_keeps(self) -> int:
-        """``not_keep`` cases that were kept anyway."""
-        return sum(1 for r in self.results if r["expected"] == "not_keep" and r["decision"] == "keep")
-
-    @property
-    def accuracy(self) -> float:
-        """Share of cases decided as expected."""
-        return self.correct / len(self.results) if self.results else 0.0
-
-    def ledger_row(self, at: datetime) -> dict[str, Any]:
-        """Return the row appended to the ledger."""
-        kept = sum(1 for r in self.results if r["decision"] == "keep")
-        values = (at.isoformat(), self.dataset, len(self.results), self.correct, f"{self.accuracy:.3f}", kept,
-                  self.false_keeps, self.tokens, f"{self.cost_usd:.6f}")  # fmt: skip
-        return dict(zip(LEDGER_COLUMNS, values, strict=True))
+def data_dir() -> Path:
+    """Return the bundled research eval folder (``corpus/``, ``memory/``, ``cases/``)."""
+    return Path(str(resources.files("dreaming.evals").joinpath("data", "research")))
 
 
-def _data(name: str) -> Path:
-    return Path(str(resources.files("dreaming.evals").joinpath("data", name)))
+def bundled_cases() -> list[EvalCase]:
+    """Return every bundled case, in file then line order."""
+    return load_cases(sorted((data_dir() / "cases").glob("*.jsonl")))
 
 
-def load_cases(path: Path) -> list[EvalCase]:
-    """Read a dataset; malformed lines are skipped (and reported by :func:`iter_jsonl`'s report)."""
-    report = InputReport()
-    cases = []
-    for _, row in iter_jsonl(path, report):
-        if isinstance(row.get("query"), str) and row.get("expect") in ("keep", "not_keep"):
-            cases.append(
-                EvalCase(id=str(row.get("id") or row["query"]), query=row["query"], expect=row["expect"],
-                         locator=str(row.get("locator") or ""))
-            )  # fmt: skip
-    return cases
-
-
-def _score(case: EvalCase, row: Mapping[str, Any] | None) -> dict[str, Any]:
-    decision = str(row.get("decision")) if row else "missing"
-    locators = [str(loc) for loc in (row or {}).get("locators") or []]
-    if case.expect == "keep":
-        correct = decision == "keep" and any(case.locator in loc for loc in locators)
-    else:
-        correct = decision in ("discard", "abstain", "failed")
-    confidence = (row or {}).get("confidence")
-    return {"id": case.id, "query": case.query, "expected": case.expect, "decision": decision,
-            "confidence": confidence, "correct": correct, "locators": locators[:3]}  # fmt: skip
+def corpus_roots(corpus: Path) -> list[Path]:
+    """Return the corpus's top folders (one codebase root each, so locators read ``tenacity/wait.py:214``)."""
+    return sorted(p for p in corpus.iterdir() if p.is_dir())
 
 
 async def run_research_eval(
     *,
     now: datetime,
     env: Mapping[str, str],
-    dataset: Path | None = None,
+    cases: Sequence[EvalCase] | None = None,
     corpus: Path | None = None,
+    memory: Path | None = None,
     ledger: Path | None = None,
-) -> EvalReport:
-    """Replay a dataset's gaps through one night and score the decisions.
+    label: str = "offline",
+    complete: Callable[[DreamContext], DreamContext] | None = None,
+) -> Scores:
+    """Replay ``cases`` (the bundled set by default) through one night and score the research decisions.
 
     Args:
         now: the night's 'now' (also stamps the ledger row).
         env: the environment (pass ``{}`` to stay offline whatever is set).
-        dataset: the cases; defaults to the bundled ``research_gaps.jsonl``.
-        corpus: the codebase researched; defaults to the bundled corpus.
+        cases: the cases to replay.
+        corpus: the codebase researched (each sub-folder a root); defaults to the bundled corpus.
+        memory: a folder of notes copied into the workspace's ``memory/``; defaults to the bundled notes.
         ledger: a ``results.tsv`` to append a row to; none by default.
+        label: what the run is called in the table and the ledger.
+        complete: a last change to the night's context (the adversarial run swaps in its model here).
     """
-    dataset = dataset or _data("research_gaps.jsonl")
-    corpus = (corpus or _data("corpus")).resolve()
-    cases = load_cases(dataset)
+    cases = list(bundled_cases() if cases is None else cases)
+    corpus = (corpus or data_dir() / "corpus").resolve()
+    memory = memory or data_dir() / "memory"
     with tempfile.TemporaryDirectory(prefix="dreaming-eval-") as tmp:
         ws = Workspace.at(Path(tmp) / "workspace")
         ws.state_dir.mkdir(parents=True)
+        if memory.is_dir():
+            shutil.copytree(memory, ws.root / "memory", dirs_exist_ok=True)
         for case in cases:
             record_gap(ws, case.query, "no_results", best_score=0.0, now=now)
         research = AutoresearchConfig(
-            enabled=True, sources=("codebase", "memory", "web"), codebase_roots=(str(corpus),),
-            max_gaps_per_night=max(1, len(cases)),
+            enabled=True, sources=("codebase", "memory", "web"),
+            codebase_roots=tuple(str(p) for p in corpus_roots(corpus)),
+            max_gaps_per_night=max(1, len(cases)), max_research_time_minutes=60.0,
         )  # fmt: skip
         config = replace(DreamingConfig(), autoresearch=research)
-        outcome = await dream(ws, config, now=now, trigger="eval", make_context=night_context(env=env))
+        base = night_context(env=env)
+        make_context = base if complete is None else (lambda c: complete(base(c)))
+        await dream(ws, config, now=now, trigger="eval", make_context=make_context)
         rows: dict[str, Mapping[str, Any]] = {}
         for _, row in iter_jsonl(ws.research_log, InputReport()):
             rows[str(row.get("gap", "")).strip().lower()] = row
-        budget = (outcome.state.get("summaries") or {}).get("budget") or {}
-    by_model = (budget.get("by_model") or {}).values()
-    tokens = sum(int(c.get("input_tokens", 0)) + int(c.get("output_tokens", 0)) for c in by_model)
-    report = EvalReport(
-        dataset=dataset.name,
-        results=tuple(_score(case, rows.get(case.query.strip().lower())) for case in cases),
-        tokens=tokens,
-        cost_usd=float(budget.get("run_spend_usd") or 0.0),
-    )
+    scores = Scores(results=tuple(score_case(c, rows.get(c.query.strip().lower())) for c in cases), label=label)
     if ledger is not None:
-        _append_ledger(ledger, report.ledger_row(now))
-    return report
+        append_ledger(ledger, scores, now)
+    return scores
 
 
-def _append_ledger(path: Path, row: Mapping[str, Any]) -> None:
+def append_ledger(path: Path, scores: Scores, at: datetime) -> None:
+    """Append one row for ``scores`` to the TSV ledger at ``path`` (with a header when the file is new)."""
+    summary = scores.summary()
+    values = {
+        "at": at.isoformat(),
+        **{k: summary[k] for k in LEDGER_COLUMNS if k in summary},
+    }
     path.parent.mkdir(parents=True, exist_ok=True)
     new = not path.exists()
     with path.open("a", encoding="utf-8") as handle:
         if new:
             handle.write("\t".join(LEDGER_COLUMNS) + "\n")
-        handle.write("\t".join(str(row[c]) for c in LEDGER_COLUMNS) + "\n")
+        cells = []
+        for column in LEDGER_COLUMNS:
+            value = values.get(column)
+            cells.append("-" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value))
+        handle.write("\t".join(cells) + "\n")

@@ -1,0 +1,1 @@
+"""Legacy utilities module, to be removed in v1."""
