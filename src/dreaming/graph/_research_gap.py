@@ -106,11 +106,12 @@ async def _gather_and_decide(
     if sources.all_failed:
         failures = "; ".join(f"{name}: {message}" for name, message in sorted(sources.failed.items()))
         return skipped_finding(question, "failed", f"every source failed ({failures})")
-    claims: list[Claim] | None = None
+    # The model's claims and the extractive ones are validated side by side: the best surviving claim wins, so a
+    # model's well-formed but unsupported claims can never push out what the evidence itself says.
+    claims: list[Claim] = []
     if chat is not None and len(sources.pool) and usage.stopped_by is None:
-        claims = await synthesize_with_model(question, key, sources, chat, usage)
-    if claims is None:
-        claims = synthesize_extractive(question, sources.pool)
+        claims.extend(await synthesize_with_model(question, key, sources, chat, usage) or ())
+    claims.extend(synthesize_extractive(question, sources.pool))
     validation = validate_claims(question, claims, sources.pool, read_line=deps.read_line)
     objection: str | None = None
     best = validation.best

@@ -11,32 +11,32 @@ again in Python (secret names, paths outside the roots) and its text redacted, s
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import fnmatch
-import json
+import math
 import os
+import re
 import shutil
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import (
+    PROSE_SUFFIXES,
     EvidencePool,
+    LineRole,
     SourceHit,
     definition_name,
     fence_hits,
     is_statement,
     redact_secrets,
-    salient_terms,
     search_words,
-    term_coverage,
 )
 
 __all__ = [
@@ -67,13 +67,18 @@ SECRET_GLOBS = (
 
 MAX_LINE_CHARS = 300
 """A matched or context line is cut to this many characters."""
-MAX_SCANNED_MATCHES = 1000
-"""Ranking sees at most this many matches (in path order); ripgrep's output is bounded in bytes as well."""
+MAX_FILES_READ = 24
+"""The best-ranked files whose lines are read and ranked (every file found is ranked; none is dropped by path order)."""
+MAX_HITS_PER_FILE = 4
+"""At most this many lines of one file are returned, so that one long file cannot fill every slot."""
+MAX_FILE_CHARS = 2_000_000
+"""A file is read up to this many characters (ripgrep's ``--max-filesize`` already skips larger ones)."""
 DEFINITION_BONUS = 0.5
 """Added to a match whose line defines a name covering half the query's terms or more (``MAX_GAPS = 5`` for
 "what is MAX_GAPS"): the definition is what a question about a name wants, not its every use."""
-FRAGMENT_PENALTY = 0.5
-"""Subtracted from a match whose line is not a statement (``MAX_GAPS,`` in an import list)."""
+FRAGMENT_PENALTY = 0.3
+"""Subtracted from a match whose line is not a statement (``MAX_GAPS,`` in an import list), and from a comment or a
+usage example in a docstring (what a line shows is not what the code does)."""
 MAX_TERMS = 8
 """At most this many identifiers and salient words of the query are searched on their own."""
 
@@ -122,20 +127,6 @@ class FakeCodebaseSearch:
         if isinstance(result, Awaitable):
             result = await result
         return list(result)[:max_matches]
-
-
-@dataclass(slots=True)
-class _Match:
-    path: Path
-    line: int
-    text: str
-    context: dict[int, str]
-
-
-def _text_of(data: dict[str, Any]) -> str:
-    if "text" in data:
-        return str(data["text"])
-    return base64.b64decode(data.get("bytes", "")).decode("utf-8", errors="replace")
 
 
 def _clip(line: str) -> str:
@@ -225,55 +216,20 @@ class RipgrepSearch:
             return None
         return None
 
-    def _command(self, rg: Path, patterns: Sequence[str], roots: Sequence[Path], per_file: int) -> list[str]:
-        command = [
-            str(rg),
-            "--json",
-            "--no-config",
-            "--fixed-strings",
-            "--ignore-case",
-            "--no-require-git",
-            "--sort",
-            "path",
-            "--max-filesize",
-            self.max_filesize,
-            "--max-count",
-            str(per_file),
-            "--context",
-            str(self.context_lines),
-        ]
+    def _list_command(self, rg: Path, term: str, roots: Sequence[Path]) -> list[str]:
+        command = [str(rg), "--files-with-matches", "--no-config", "--fixed-strings", "--ignore-case",
+                   "--no-require-git", "--max-filesize", self.max_filesize]  # fmt: skip
         for pattern in SECRET_GLOBS:
             command.extend(["--iglob", f"!{pattern}"])
-        command.extend(["--glob", "!.git/"])
-        for pattern in patterns:
-            command.extend(["-e", pattern])
-        command.append("--")
+        command.extend(["--glob", "!.git/", "-e", term, "--"])
         command.extend(str(r) for r in roots)
         return command
 
-    async def search(self, query: str, *, max_matches: int | None = None) -> list[SourceHit]:
-        """Search the roots for ``query``, its identifiers and salient words; return hits ranked by term coverage.
-
-        Raises:
-            RetryableToolError: ripgrep ran past ``timeout_s`` (it is killed).
-            ToolError: ripgrep is missing or failed without any match.
-        """
-        limit = max(1, min(max_matches or self.max_matches, self.max_matches))
-        query = " ".join(query.split())
-        terms = salient_terms(query)
-        words = [w for w in search_words(query) if len(w) >= 3][:MAX_TERMS]
-        patterns = list(dict.fromkeys([query.lower(), *(w.lower() for w in words)]))
-        roots = [r for r in self.roots if r.exists()]
-        if not query or not roots:
-            return []
-        rg = self.rg_path or find_rg()
-        if rg is None:
-            raise ToolError("ripgrep (rg) is not installed")
-        # Read far more than we return so that ranking, not file order, picks the hits.
-        command = self._command(rg, patterns, roots, limit * 10)
+    async def _files_with(self, rg: Path, term: str, roots: Sequence[Path]) -> set[Path]:
+        # The files holding ``term``: one ripgrep listing, bounded in time and output like every search.
         try:
             process = await asyncio.create_subprocess_exec(
-                *command,
+                *self._list_command(rg, term, roots),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -283,14 +239,99 @@ class RipgrepSearch:
             raise ToolError(f"could not start ripgrep: {exc}") from exc
         try:
             out, err = await asyncio.wait_for(self._collect(process), timeout=self.timeout_s)
-        except TimeoutError as exc:
-            raise RetryableToolError(f"ripgrep timed out after {self.timeout_s:g}s") from exc
         finally:
             await _stop(process)
-        matches = self._parse(out, MAX_SCANNED_MATCHES)
-        if process.returncode == 2 and not matches:
+        if process.returncode == 2 and not out:
             raise ToolError(f"ripgrep failed: {redact_secrets(err.decode('utf-8', 'replace').strip())[:500]}")
-        return self._rank(query, terms, matches)[:limit]
+        return {Path(line) for line in out.decode("utf-8", "replace").splitlines() if line}
+
+    async def search(self, query: str, *, max_matches: int | None = None) -> list[SourceHit]:
+        """Search the roots for ``query``; return the best lines of the best files.
+
+        Each search word (identifiers as written, then salient words) is listed by ripgrep; a file's score weighs
+        the words it holds (in its text or its path) by their rarity (:func:`term_weights`), so the rarest term
+        decides which files are read at all, and every file found is ranked (none is dropped by path order). The
+        lines of the best files are then ranked with their enclosing def/class and their path as context.
+
+        Raises:
+            RetryableToolError: ripgrep ran past ``timeout_s`` (it is killed).
+            ToolError: ripgrep is missing or failed.
+        """
+        limit = max(1, min(max_matches or self.max_matches, self.max_matches))
+        query = " ".join(query.split())
+        words = list(dict.fromkeys(w.lower() for w in search_words(query) if len(w) >= 3))[:MAX_TERMS]
+        roots = [r for r in self.roots if r.exists()]
+        if not words or not roots:
+            return []
+        rg = self.rg_path or find_rg()
+        if rg is None:
+            raise ToolError("ripgrep (rg) is not installed")
+        try:
+            listed = await asyncio.gather(*(self._files_with(rg, w, roots) for w in words))
+        except TimeoutError as exc:
+            raise RetryableToolError(f"ripgrep timed out after {self.timeout_s:g}s") from exc
+        files: dict[Path, str] = {}
+        for found in listed:
+            for path in sorted(found):
+                if path not in files and (real := self._resolve_inside(path)) is not None:
+                    files[path] = self._display(real)
+        holders = {w: {p for p in found if p in files} for w, found in zip(words, listed, strict=True)}
+        weights = term_weights(words, holders, files)
+        best = rank_files(words, weights, holders, files)[:MAX_FILES_READ]
+        hits: list[SourceHit] = []
+        for path in best:
+            hits.extend(await asyncio.to_thread(self._file_hits, path, files[path], words, weights))
+        hits.sort(key=lambda h: (-h.score, h.path or "", h.line or 0))
+        per_file: dict[str, int] = {}
+        out: list[SourceHit] = []
+        for hit in hits:
+            taken = per_file.get(hit.path or "", 0)
+            if taken < MAX_HITS_PER_FILE:
+                per_file[hit.path or ""] = taken + 1
+                out.append(hit)
+        return out[:limit]
+
+    def _file_hits(self, path: Path, display: str, words: Sequence[str], weights: dict[str, float]) -> list[SourceHit]:
+        try:
+            with path.open("r", encoding="utf-8", errors="replace") as handle:
+                lines = handle.read(MAX_FILE_CHARS).splitlines()
+        except OSError:
+            return []
+        outline = outline_lines(lines, prose=display.lower().endswith(PROSE_SUFFIXES))
+        total = sum(weights.values()) or 1.0
+        path_words = {w for w in words if w in display.lower()}
+        hits = []
+        for index, raw in enumerate(lines):
+            low = raw.lower()
+            present = {w for w in words if w in low}
+            if not present:
+                continue
+            scope, role = outline[index]
+            context = path_words | {w for w in words if w in scope.lower()}
+            score = (sum(weights[w] for w in present) + 0.5 * sum(weights[w] for w in context - present)) / total
+            text = _clip(raw).strip()
+            name = definition_name(text)
+            if name is not None and any(w in name.lower() for w in present):
+                score += DEFINITION_BONUS
+            elif not is_statement(text):
+                score -= FRAGMENT_PENALTY
+            if role in ("example", "comment"):
+                score -= FRAGMENT_PENALTY
+            low_i, high_i = max(0, index - self.context_lines), min(len(lines), index + self.context_lines + 1)
+            hits.append(
+                SourceHit(
+                    source_type="codebase",
+                    locator=f"{display}:{index + 1}",
+                    snippet=redact_secrets("\n".join(_clip(line) for line in lines[low_i:high_i])),
+                    score=round(score, 4),
+                    path=display,
+                    line=index + 1,
+                    line_text=redact_secrets(_clip(raw)),
+                    scope=scope,
+                    role=role,
+                )
+            )
+        return hits
 
     async def _collect(self, process: asyncio.subprocess.Process) -> tuple[bytes, bytes]:
         assert process.stdout is not None and process.stderr is not None
@@ -312,68 +353,77 @@ class RipgrepSearch:
         err = await err_task
         return out, err
 
-    def _parse(self, out: bytes, cap: int) -> list[_Match]:
-        matches: list[_Match] = []
-        file_lines: dict[int, str] = {}
-        file_matches: list[_Match] = []
-        for raw in out.splitlines():
-            try:
-                message = json.loads(raw)
-            except ValueError:
-                continue
-            kind, data = message.get("type"), message.get("data", {})
-            if kind == "begin":
-                file_lines, file_matches = {}, []
-            elif kind in {"match", "context"}:
-                path = Path(_text_of(data.get("path", {})))
-                number = int(data.get("line_number") or 0)
-                text = _clip(_text_of(data.get("lines", {})))
-                file_lines[number] = text
-                if kind == "match" and number:
-                    file_matches.append(_Match(path, number, text, file_lines))
-            elif kind == "end":
-                matches.extend(file_matches)
-                file_matches = []
-                if len(matches) >= cap:
-                    break
-        return matches[:cap]
 
-    def _rank(self, query: str, terms: tuple[str, ...], matches: list[_Match]) -> list[SourceHit]:
-        ranked: list[tuple[float, str, int, SourceHit]] = []
-        # Many matches share a file: resolve and vet each path once, not once per match.
-        inside: dict[Path, Path | None] = {}
-        for match in matches:
-            if match.path not in inside:
-                inside[match.path] = self._resolve_inside(match.path)
-            real = inside[match.path]
-            if real is None:
-                continue
-            low, high = match.line - self.context_lines, match.line + self.context_lines
-            snippet_lines = [match.context[n] for n in range(low, high + 1) if n in match.context]
-            snippet = redact_secrets("\n".join(snippet_lines))
-            line_text = redact_secrets(match.text)
-            # The matched line's own coverage counts most, then the exact phrase, then the context's coverage; a
-            # definition of what was asked rises, a fragment (a name in a list) sinks.
-            line_coverage = term_coverage(terms, match.text) if terms else 0.0
-            phrase = 0.5 if query.lower() in match.text.lower() else 0.0
-            context_coverage = term_coverage(terms, snippet) if terms else 0.0
-            name = definition_name(match.text)
-            defines = name is not None and bool(terms) and term_coverage(terms, name) >= 0.5
-            shape = DEFINITION_BONUS if defines else 0.0 if is_statement(match.text) else -FRAGMENT_PENALTY
-            score = round(line_coverage + phrase + 0.25 * context_coverage + shape, 4)
-            display = self._display(real)
-            hit = SourceHit(
-                source_type="codebase",
-                locator=f"{display}:{match.line}",
-                snippet=snippet,
-                score=score,
-                path=display,
-                line=match.line,
-                line_text=line_text,
-            )
-            ranked.append((-score, display, match.line, hit))
-        ranked.sort(key=lambda item: item[:3])
-        return [item[3] for item in ranked]
+def term_weights(words: Sequence[str], holders: dict[str, set[Path]], files: dict[Path, str]) -> dict[str, float]:
+    """Return each search word's rarity weight, ``ln(1 + N / df)``: N files found, df those holding the word.
+
+    A file holds a word when its text or its path contains it. A word found nowhere weighs as much as the rarest
+    possible one: a file lacking it lacks the question's most specific term.
+    """
+    total = max(1, len(files))
+    weights = {}
+    for word in words:
+        df = len(holders[word] | {p for p, shown in files.items() if word in shown.lower()})
+        weights[word] = math.log(1 + total / max(1, df))
+    return weights
+
+
+def rank_files(
+    words: Sequence[str], weights: dict[str, float], holders: dict[str, set[Path]], files: dict[Path, str]
+) -> list[Path]:
+    """Return the files ranked by the rarity weight of the search words they hold, then by path."""
+
+    def score(path: Path) -> float:
+        shown = files[path].lower()
+        return sum(weights[w] for w in words if path in holders[w] or w in shown)
+
+    return sorted(files, key=lambda p: (-score(p), files[p]))
+
+
+_DEF_LINE = re.compile(r"^(?P<indent>\s*)(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z_]\w*)")
+_TRIPLE = re.compile(r"\"\"\"|'''")
+_EXAMPLE_START = re.compile(r"^\s*(?:>>>|```|\.\. code-block|[Ee]xamples?\s*:?\s*$|\**[Ee]xample\**|[Uu]sage\s*:)")
+
+
+def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[str, LineRole]]:
+    """Return, per line of a source file, its enclosing scope (``Cls.method``) and its role.
+
+    Roles: ``docstring`` inside a triple-quoted string, ``example`` from a usage example in one (``>>>``, a code
+    fence, an ``Example:`` heading) to the string's end, ``comment`` for ``#`` lines, ``code`` otherwise; every line
+    of a prose file (Markdown, text) is ``prose``. Fixed and cheap: indentation and triple quotes, no parser.
+    """
+    if prose:
+        return [("", "prose")] * len(lines)
+    out: list[tuple[str, LineRole]] = []
+    stack: list[tuple[int, str]] = []
+    in_string = in_example = False
+    for raw in lines:
+        stripped = raw.strip()
+        role: LineRole
+        if in_string:
+            in_example = in_example or bool(_EXAMPLE_START.match(raw))
+            role = "example" if in_example else "docstring"
+            if len(_TRIPLE.findall(raw)) % 2 == 1:
+                in_string = in_example = False
+            out.append((".".join(n for _, n in stack), role))
+            continue
+        indent = len(raw) - len(raw.lstrip())
+        if stripped and not stripped.startswith(("#", ")", "]", "}")):
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+        match = _DEF_LINE.match(raw)
+        if match:
+            stack.append((len(match.group("indent")), match.group("name")))
+        if stripped.startswith("#"):
+            role = "comment"
+        elif stripped.startswith(('"""', "'''", 'r"""')):
+            role = "docstring"
+        else:
+            role = "code"
+        if len(_TRIPLE.findall(raw)) % 2 == 1:
+            in_string, in_example = True, False
+        out.append((".".join(n for _, n in stack), role))
+    return out
 
 
 def _common_parent(roots: Sequence[Path]) -> Path | None:

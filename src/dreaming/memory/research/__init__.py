@@ -11,6 +11,7 @@ from dreaming.memory.research._evidence import (
     REDACTED,
     Evidence,
     EvidencePool,
+    LineRole,
     SourceHit,
     SourceType,
     content_hash,
@@ -34,7 +35,7 @@ from dreaming.memory.research._records import (
     research_log_row,
 )
 from dreaming.memory.research._render import render_rem_research_section
-from dreaming.memory.research._statements import definition_name, is_statement
+from dreaming.memory.research._statements import PROSE_SUFFIXES, definition_name, is_statement
 from dreaming.memory.research._synthesize import synthesize_extractive
 from dreaming.memory.research._text import identifiers, numbers, salient_terms, search_words, term_coverage
 from dreaming.memory.research._validate import (
@@ -49,6 +50,7 @@ from dreaming.memory.research._validate import (
 )
 
 __all__ = [
+    "PROSE_SUFFIXES",
     "REDACTED",
     "Claim",
     "ClaimValidation",
@@ -60,6 +62,7 @@ __all__ = [
     "FindingOutcome",
     "InsightWrite",
     "LineReader",
+    "LineRole",
     "Outcome",
     "ResearchFinding",
     "ResearchInsight",

@@ -12,6 +12,7 @@ __all__ = [
     "REDACTED",
     "Evidence",
     "EvidencePool",
+    "LineRole",
     "SourceHit",
     "SourceType",
     "content_hash",
@@ -22,6 +23,9 @@ __all__ = [
 
 SourceType = Literal["web", "codebase", "memory"]
 SOURCE_TYPES: tuple[str, ...] = get_args(SourceType)
+LineRole = Literal["code", "docstring", "comment", "example", "prose"]
+"""What a matched code line is: code, a docstring line, a comment, a usage example in a docstring, a prose file line."""
+LINE_ROLES: tuple[str, ...] = get_args(LineRole)
 
 REDACTED = "[REDACTED]"
 """What every key-like string becomes."""
@@ -92,6 +96,10 @@ class SourceHit:
     """For codebase hits: the matched line alone, re-read at validation to check the code still says it."""
     title: str | None = None
     """A page title, when the source has one."""
+    scope: str | None = None
+    """For codebase hits: the enclosing classes and functions (``wait_exponential.__init__``), empty at module level."""
+    role: LineRole | None = None
+    """For codebase hits: what the matched line is (code, docstring, comment, usage example)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -120,14 +128,22 @@ class Evidence:
     """For codebase evidence: the matched line alone, secrets redacted."""
     title: str | None = None
     """A page title, when known."""
+    scope: str | None = None
+    """For codebase evidence: the enclosing classes and functions."""
+    role: LineRole | None = None
+    """For codebase evidence: what the matched line is."""
 
     @property
     def source_key(self) -> str:
-        """Return the independence key: one per web domain, one per file, one for all of memory."""
+        """Return the independence key: one per web domain, one per distinct code line, one for all of memory.
+
+        Code is keyed by its matched line's normalized content, not its file: the same line copied into several
+        files (boilerplate, vendored copies, generated files) is one source, however many files hold it.
+        """
         if self.source_type == "web":
             return f"web:{self.domain or self.locator}"
         if self.source_type == "codebase":
-            return f"codebase:{self.path or self.locator}"
+            return f"code:{content_hash(self.line_text or self.snippet)}"
         return "memory"
 
     def to_dict(self) -> dict[str, Any]:
@@ -152,6 +168,8 @@ class Evidence:
             line=data.get("line"),
             line_text=data.get("line_text"),
             title=data.get("title"),
+            scope=data.get("scope"),
+            role=data.get("role") if data.get("role") in LINE_ROLES else None,
         )
 
 
@@ -189,6 +207,8 @@ class EvidencePool:
             line=hit.line,
             line_text=None if hit.line_text is None else redact_secrets(hit.line_text),
             title=None if hit.title is None else redact_secrets(hit.title),
+            scope=hit.scope,
+            role=hit.role,
         )
         self._remember(item)
         return item

@@ -43,7 +43,7 @@ MIN_CLAIM_WORDS = 4
 PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 """Files whose lines are prose, not code."""
 
-StatementKind = Literal["definition", "prose", "code"]
+StatementKind = Literal["definition", "raise", "prose", "code"]
 
 _DEF = re.compile(r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|fn|func)\s+([A-Za-z_]\w*)")
 # "NAME = value" with spaces around "=" (keyword arguments inside a call are not definitions), value not just "(".
@@ -52,6 +52,10 @@ _ASSIGN = re.compile(
 )
 _DOCSTRING = re.compile(r"^\s*[rRuUbBfF]?(\"\"\"|''')(?P<body>.*?)(?:\1)?\s*$")
 _COMMENT = re.compile(r"^\s*(?:#+|//+|--|;+|\*+|/\*+)\s*(?P<body>.*?)\s*(?:\*/)?\s*$")
+# An annotated parameter with a default on its own line of a signature ("multiplier: float = 1,"); a bare
+# "name=value," is as likely a keyword argument of a call, which is not a definition.
+_PARAM = re.compile(r"^\s*\*{0,2}(?P<name>[A-Za-z_]\w*)\s*:\s*[^=]+?\s=\s(?P<value>.+?),?\s*(?:#.*)?$")
+_RAISE = re.compile(r"^\s*raise\s+(?P<exc>[A-Za-z_][\w.]*)")
 _MARKDOWN_LEAD = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)])\s+")
 
 
@@ -113,29 +117,43 @@ class CodeStatement:
     text: str
     """The statement, as a claim would read."""
     kind: StatementKind
-    """``definition``, ``prose`` (docstring, comment, prose file) or ``code`` (any other substantive line)."""
+    """``definition``, ``raise``, ``prose`` (docstring, comment, prose file) or ``code`` (another substantive line)."""
     name: str | None = None
-    """For a definition: the name defined."""
+    """For a definition: the name defined; for a ``raise``: the exception raised."""
 
 
 def code_statement(item: Evidence) -> CodeStatement | None:
-    """Return the statement a codebase match offers (see the module docstring), or None for a fragment."""
+    """Return the statement a codebase match offers (see the module docstring), or None for a fragment.
+
+    A line inside a docstring's usage example offers nothing (it shows a call, not what the code does). A code
+    statement is prefixed with its enclosing scope when it has one (``wait_exponential.__init__: multiplier: float
+    = 1``), so that it says what it is about; the scope comes from the file, read by the codebase tool.
+    """
     cited = cited_code_lines(item)
-    if not cited:
+    if not cited or item.role == "example":
         return None
     line = cited[0]
-    if _is_prose_file(item):
+    where = f"{item.scope}: " if item.scope else ""
+    if _is_prose_file(item) or item.role == "prose":
         text = _MARKDOWN_LEAD.sub("", line).strip()
         return CodeStatement(text, "prose") if is_statement(text) else None
-    name = definition_name(line)
+    if item.role in ("docstring", "comment"):
+        prose = _docstring(line) or _comment(line) or line.strip().strip("\"'")
+        return CodeStatement(where + prose, "prose") if is_statement(prose) else None
+    param = _PARAM.match(line)
+    name = definition_name(line) or (param.group("name") if param else None)
     if name is not None:
         note = _docstring(cited[1]) if len(cited) > 1 else None
+        body = line.rstrip(",")
         if note:
-            return CodeStatement(f"{line} — {note}", "definition", name)
+            return CodeStatement(f"{where}{body} — {note}", "definition", name)
         if _DEF.match(line) is None or " #" in line:  # a signature alone says nothing; a trailing comment does
-            return CodeStatement(line, "definition", name)
+            return CodeStatement(where + body, "definition", name)
         return None
+    raised = _RAISE.match(line)
+    if raised:
+        return CodeStatement(where + line, "raise", raised.group("exc").rsplit(".", 1)[-1])
     prose = _docstring(line) or _comment(line)
     if prose is not None:
-        return CodeStatement(prose, "prose") if is_statement(prose) else None
-    return CodeStatement(line, "code") if is_statement(line) else None
+        return CodeStatement(where + prose, "prose") if is_statement(prose) else None
+    return CodeStatement(where + line, "code") if is_statement(line) else None

@@ -18,7 +18,21 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["STOP_WORDS", "identifiers", "numbers", "salient_terms", "search_words", "term_coverage", "word_count"]
+__all__ = [
+    "STOP_WORDS",
+    "asked_names",
+    "bindings",
+    "has_value",
+    "identifiers",
+    "names_in",
+    "numbers",
+    "reads_as_instruction",
+    "salient_terms",
+    "search_words",
+    "term_coverage",
+    "value_tokens",
+    "word_count",
+]
 
 _STOP_WORDS_TEXT = """
     a about above after again against all am an and any are as at be because been before being below between both but
@@ -171,3 +185,134 @@ def term_coverage(terms: tuple[str, ...], text: str) -> float:
         return 1.0
     present = _tokens(text)
     return sum(1 for t in terms if t in present) / len(terms)
+
+
+# -- Values, bindings, asked names and instructions: what the support and relevance rules look at. --------------------
+
+_QUOTED = re.compile(r"(?P<q>[\"'`])(?P<body>[^\"'`\n]{1,80})(?P=q)")
+_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Abort|Interrupt|Warning|Timeout)\b")
+_CONSTANT = re.compile(r"\b(?:True|False|None)\b")
+# "name = value", "name: type = value", "name=value" (a keyword argument or parameter), "name is value".
+_BINDING = re.compile(
+    r"(?P<name>[A-Za-z_][\w.]*)\s*(?::\s*[^=,():]+?)?\s*(?:=(?!=)|\bis\b|\bdefaults? to\b)\s*"
+    r"(?P<value>[\"'`][^\"'`\n]*[\"'`]|[A-Za-z_][\w.]*(?:\([^()]*\))?|-?\d[\d_.,]*)"
+)
+_POSSESSIVE = re.compile(r"\b([A-Za-z][\w.-]*)'s\b")
+_LIBRARY = re.compile(r"\b(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:library|package|module|framework|sdk|project)\b", re.I)
+_BACKTICKED = re.compile(r"`([^`\s]+)`")
+_DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
+_CAMEL_WORD = re.compile(r"\b[A-Z][a-z0-9]+[A-Z]\w*\b")
+
+_NOT_SUBJECTS = frozenset({"library", "package", "module", "framework", "sdk", "project", "our", "today", "user"})
+
+_INSTRUCTION = re.compile(
+    r"|".join(
+        (
+            r"\bignore\s+(?:all\s+|any\s+)?(?:the\s+)?(?:previous|prior|above|earlier|preceding)\s+"
+            r"(?:instructions?|messages?|context|prompts?)",
+            r"\b(?:keep|store|save|record|remember|write|add|mark)\s+(?:this|that|it)\b[^.\n]{0,40}"
+            r"\b(?:finding|fact|memory|note)",
+            r"\b(?:write|record|store|save|add|put|insert)\b[^.\n]{0,80}\b(?:in|into|to)\s+MEMORY\.md",
+            r"\b(?:note|notice|instruction|message|reminder)s?\s+(?:to|for)\s+(?:the\s+|any\s+|all\s+)?"
+            r"(?:ai|assistants?|agents?|llms?|models?|bots?)\b",
+            r"\b(?:for|to)\s+(?:any|all|every)\s+(?:ai|assistants?|agents?|llms?|models?)\b",
+            r"\b(?:ai|assistants?|agents?|llms?|models?)\s+(?:reading|seeing|processing)\s+(?:this|these)\b",
+            r"(?:^|[#/*\s])(?:system|assistant|ai assistant)\s*(?:notice|instruction|prompt|message)?\s*:",
+            r"\bconfidence\s*(?:of|[:=])?\s*1(?:\.0+)?\b",
+            r"\bverified\s+fact\b",
+            r"\bdelete\s+(?:the\s+)?(?:older|old|previous|other)\s+(?:notes|memories|entries)\b",
+        )
+    ),
+    re.IGNORECASE,
+)
+
+
+def reads_as_instruction(text: str) -> bool:
+    """Return whether ``text`` reads as an instruction to an agent rather than a statement about the world.
+
+    ``ignore previous instructions``, ``keep this finding``, ``write X into MEMORY.md``, a note addressed to an AI or
+    an assistant, ``confidence 1.0``, ``verified fact``.
+    Evidence that does is data planted to steer the agent: it never supports, contradicts or becomes a finding.
+    """
+    return _INSTRUCTION.search(text) is not None
+
+
+def _norm_value(value: str) -> str:
+    value = value.strip().strip("\"'`").strip()
+    found = numbers(value)
+    if len(found) == 1 and _DIGITS.search(value) and not re.search(r"[A-Za-z]", value):
+        return next(iter(found))
+    return value.lower()
+
+
+def value_tokens(text: str) -> frozenset[str]:
+    """Return the value-bearing tokens of ``text``: numbers, quoted literals, exception names, True/False/None.
+
+    These are what a claim asserts; a source supports the claim only if it carries every one of them.
+    """
+    found: set[str] = set(numbers(text))
+    found.update(m.group("body").strip().lower() for m in _QUOTED.finditer(text) if m.group("body").strip())
+    found.update(m.group().lower() for m in _EXCEPTION.finditer(text))
+    found.update(m.group().lower() for m in _CONSTANT.finditer(text))
+    return frozenset(found)
+
+
+def has_value(text: str, token: str) -> bool:
+    """Return whether the value ``token`` (from :func:`value_tokens`) occurs in ``text``."""
+    if token in numbers(text):
+        return True
+    pattern = rf"(?<![A-Za-z0-9_]){re.escape(token)}(?![A-Za-z0-9_])"
+    return re.search(pattern, text, flags=re.IGNORECASE) is not None
+
+
+def bindings(text: str) -> frozenset[tuple[str, str]]:
+    """Return ``(name, value)`` pairs bound in ``text``: assignments, annotated defaults, keyword arguments.
+
+    Names are lower snake case without a qualifying prefix (``self.max`` -> ``max``); values are normalized like
+    :func:`numbers` when numeric, else lowercased (``"replace"`` -> ``replace``).
+    """
+    found: set[tuple[str, str]] = set()
+    for match in _BINDING.finditer(text):
+        name = match.group("name").rsplit(".", 1)[-1]
+        if not name or name.lower() in STOP_WORDS:
+            continue
+        found.add(("_".join(_parts(name)), _norm_value(match.group("value"))))
+    return frozenset(found)
+
+
+def asked_names(question: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Return ``(names, subjects)`` a question names and an answer must name too.
+
+    ``names``: identifiers (``max_gaps``, ``wait_exponential``), backticked and dotted names (``Encoding.decode``),
+    CamelCase words. ``subjects``: the library or system it is about (``backoff`` in "the backoff library's ...",
+    ``stamina`` in "stamina's retry"). All lowercased; names in snake case.
+    """
+    names: dict[str, None] = {}
+    for match in _BACKTICKED.finditer(question):
+        for _run, ident, parts in _runs(match.group(1)):
+            names.setdefault(ident or "_".join(parts), None)
+    for match in _DOTTED.finditer(question):
+        for piece in match.group().split("."):
+            ident = _identifier(piece)
+            names.setdefault(ident or piece.lower(), None)
+    for _run, ident, _ in _runs(question):
+        if ident is not None:
+            names.setdefault(ident, None)
+    for match in _CAMEL_WORD.finditer(question):
+        names.setdefault(_identifier(match.group()) or match.group().lower(), None)
+    subjects: dict[str, None] = {}
+    for pattern in (_POSSESSIVE, _LIBRARY):
+        for match in pattern.finditer(question):
+            word = match.group(1).lower()
+            if word not in STOP_WORDS and len(word) > 2 and word not in _NOT_SUBJECTS:
+                subjects.setdefault(word, None)
+    return tuple(n for n in names if n), tuple(s for s in subjects if s not in names)
+
+
+def names_in(text: str) -> set[str]:
+    """Return every name form in ``text`` a required name is looked up in: identifiers, words, and their parts."""
+    found = set(_tokens(text))
+    for run, _ident, parts in _runs(text):
+        found.add(run.lower())
+        found.add("_".join(parts))
+    return found

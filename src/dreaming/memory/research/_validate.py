@@ -1,58 +1,68 @@
 """Validation: fixed support rules and the one confidence formula. Nothing here reads a model's opinion.
 
 **Statement.** A claim that is not a statement by the substance rule of ``_statements`` (a definition, or at least
-``MIN_CLAIM_WORDS`` word tokens with a plain word among them) is supported by nothing: ``max_gaps,`` is not a
-finding, however well it matches.
+``MIN_CLAIM_WORDS`` word tokens with a plain word among them), or that reads as an instruction to the agent
+(``_text.reads_as_instruction``), is supported by nothing.
 
-**Support.** A claim is supported by one cited evidence item when all of these hold:
+**Cited text.** For codebase evidence only the **cited lines** count: the matched line, plus a definition's
+docstring on the next line, each re-read now at ``path:line`` through the injected ``read_line`` and equal to the
+recorded line (whitespace-trimmed, secrets redacted); the context lines around them support nothing. A line in a
+docstring's usage example, and evidence that reads as an instruction, support and contradict nothing. For web and
+memory evidence the cited text is the snippet. The item's **context** is its cited text plus, for code, its path and
+its enclosing def/class.
 
-1. the claim has at least one salient term (identifiers whole, stemmed words minus stop words, see ``_text``), and at
-   least ``SUPPORT_TERM_FRACTION`` (0.6) of them occur in the item's text;
-2. every number written in the claim occurs in the item's text (``"0.70"`` equals ``"0.7"``, ``"10,000"`` equals
-   ``"10000"``);
-3. for codebase evidence, the item's text is only the **cited lines**: the matched line, plus a definition's docstring
-   on the next line (``_statements.cited_code_lines``), never the context lines around them, which a reader sees but
-   nothing rests on (an injected comment above a constant supports nothing). Each cited line is re-read now at
-   ``path:line``, ``path:line+1`` through the injected ``read_line`` and must equal the recorded line
-   (whitespace-trimmed, secrets redacted). A stale or unreadable matched line supports nothing; a stale docstring is
-   dropped from the text.
+**Support.** A cited item supports a claim when all of these hold:
 
-For web and memory evidence the item's text is its snippet.
+1. **values**: every value-bearing token of the claim (numbers, quoted literals, exception names, True/False/None;
+   ``_text.value_tokens``) occurs in the cited text, and every ``name = value`` binding the claim states is a binding
+   of the cited text (``multiplier = 1`` is not supported by ``multiplier = 2, exp_base = 1``). A comment never
+   supports a claim with a value (it is what someone said about the code, not the code);
+2. **names**: at least ``SUPPORT_TERM_FRACTION`` (0.6) of the claim's salient terms occur in the item's context;
+3. **no values, no overlap**: a claim with no value and no binding is prose; it is supported only by an item whose
+   cited text holds at least ``PROSE_SUPPORT_FRACTION`` (0.9) of its salient terms (near-verbatim). Word overlap
+   alone never supports: an unrelated note sharing three words with a code line corroborates nothing.
 
-A support is **strong** when the item's text holds *all* of the claim's salient terms (coverage 1.0).
+A support is **strong** when the item's context holds *all* of the claim's salient terms.
 
-**Contradiction.** Any evidence of the gap (cited or not) contradicts a claim when the claim states numbers, the item's
-text covers at least ``SUPPORT_TERM_FRACTION`` of the claim's salient terms, lacks at least one of the claim's
-numbers, and states some other number. A claim without numbers is never contradicted by this rule. Codebase
-evidence must re-verify to count either way.
+**Relevance.** A claim answers the question only when the claim plus its supporting items' contexts contain every
+name the question asks about (identifiers, dotted and backticked names: ``_text.asked_names``) and every subject it
+names (``the backoff library``, ``stamina's``), a subject of code evidence being found in its path; cover at least
+``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers; and, for a question asking for a value
+(``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
+name one. Otherwise the confidence is 0: an off-topic truth is not an answer.
 
-**Independence.** One source per web domain, one per file, and all memory evidence together is one source. A source
-counts as contradicting only when none of its evidence supports the claim.
+**Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
+name the claim binds to another value, in a context that holds the question's asked names. A source counts as
+contradicting only when none of its evidence supports the claim.
 
-**Relevance.** The claim plus its supporting items' texts must cover at least ``RELEVANCE_FRACTION`` (0.5) of the
-question's salient terms and numbers; otherwise the confidence is 0 (an off-topic truth is not an answer).
+**Independence.** One source per web domain, one per distinct code line (the same normalized line in several files,
+vendored copies and generated files is one source), and all memory evidence together is one source.
 
 **Confidence**, rounded to 4 places and clamped to [0, 1]::
 
     sum(SOURCE_WEIGHTS[i] for the i-th supporting source; 0.05 for each beyond the fourth)   0.45, 0.25, 0.10, 0.05
     + CODE_BONUS      0.25  when a supporting codebase line re-verified
-    + STRONG_BONUS    0.10  when some supporting snippet is a strong support
+    + STRONG_BONUS    0.10  when some supporting item is a strong support
     - CONTRADICTION_PENALTY 0.25 per contradicting source
 
-so, at the default threshold 0.7: one re-verified code file gives 0.70 (0.80 strong), kept as ``code-crossref``; two
-agreeing web domains give 0.70 (0.80 strong), kept as ``multi-source``; one web domain gives 0.55 when strong
-(``web-confirm``) and 0.45 when weak (``single-source``), both discarded: one web page is never enough alone. Memory
-alone is ``single-source`` (0.45 / 0.55).
+so, at the default threshold 0.7: one re-verified code line gives 0.70 (0.80 strong), kept as ``code-crossref``;
+two agreeing web domains give 0.70 (0.80 strong), kept as ``multi-source``; one web domain gives 0.55 when strong
+(``web-confirm``) and 0.45 when weak (``single-source``), both discarded: one web page is never enough alone.
+
+**User-stated.** A claim stated verbatim on a line of the user's own notes (memory evidence), holding a value or a
+name and relevant to the question, is the user's word about their own setup: its confidence is at least
+``USER_STATED_CONFIDENCE`` (0.75) with one source, labelled ``user_stated``, method ``single-source``.
 
 **Method**: ``code-crossref`` when a re-verified code line supports; else ``multi-source`` with two or more supporting
 sources; else ``web-confirm`` for one strongly supporting web domain; else ``single-source`` (also for no support).
 
-Only these constants and the rules above produce numbers: evidence text is read for terms and numbers of the claim and
-never parsed for scores, so a snippet saying "confidence 1.0, keep this" changes nothing.
+Only these constants and the rules above produce numbers: evidence text is read for the claim's terms, values and
+bindings and never parsed for scores, so a snippet saying "confidence 1.0, keep this" changes nothing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -60,21 +70,34 @@ from typing import Any, Literal
 from dreaming.memory.research._claims import Claim, clean_claims
 from dreaming.memory.research._evidence import Evidence, EvidencePool, redact_secrets
 from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_code_lines, is_statement
-from dreaming.memory.research._text import numbers, salient_terms, term_coverage
+from dreaming.memory.research._text import (
+    asked_names,
+    bindings,
+    has_value,
+    names_in,
+    numbers,
+    reads_as_instruction,
+    salient_terms,
+    term_coverage,
+    value_tokens,
+)
 
 __all__ = [
     "CODE_BONUS",
     "CONTRADICTION_PENALTY",
+    "PROSE_SUPPORT_FRACTION",
     "RELEVANCE_FRACTION",
     "SOURCE_WEIGHTS",
     "STRONG_BONUS",
     "SUPPORT_TERM_FRACTION",
+    "USER_STATED_CONFIDENCE",
     "ClaimValidation",
     "EvidenceCheck",
     "LineReader",
     "Validation",
     "ValidationMethod",
     "question_coverage",
+    "question_kind",
     "supports_text",
     "validate_claims",
     "validation_summary",
@@ -83,9 +106,12 @@ __all__ = [
 ValidationMethod = Literal["code-crossref", "multi-source", "web-confirm", "single-source"]
 LineReader = Callable[[str, int], "str | None"]
 """``read_line(path, line)``: the file's current text at that 1-based line, or None when it cannot be read."""
+QuestionKind = Literal["value", "exception", "prose"]
 
 SUPPORT_TERM_FRACTION = 0.6
-"""Share of the claim's salient terms a snippet must contain to support (or contradict) it."""
+"""Share of the claim's salient terms an item's context must hold to support it."""
+PROSE_SUPPORT_FRACTION = 0.9
+"""Share of a value-less claim's salient terms an item's cited text must hold to support it (near-verbatim)."""
 RELEVANCE_FRACTION = 0.5
 """Share of the question's terms and numbers the claim and its support must cover."""
 SOURCE_WEIGHTS = (0.45, 0.25, 0.10, 0.05)
@@ -93,9 +119,27 @@ SOURCE_WEIGHTS = (0.45, 0.25, 0.10, 0.05)
 CODE_BONUS = 0.25
 """Added once when a supporting code line was re-read and still holds the text."""
 STRONG_BONUS = 0.10
-"""Added once when some supporting snippet contains every salient term of the claim."""
+"""Added once when some supporting item's context holds every salient term of the claim."""
 CONTRADICTION_PENALTY = 0.25
 """Subtracted per independent contradicting source."""
+USER_STATED_CONFIDENCE = 0.75
+"""The least confidence of a claim stated verbatim in the user's own notes (the user is the authority on them)."""
+
+_VALUE_QUESTION = re.compile(
+    r"\b(?:default|defaults|value|values|how\s+many|how\s+much|how\s+long|how\s+often|which|what\s+is|what's|"
+    r"number|limit|size|count|max|maximum|min|minimum|timeout|port|threshold|cap|id|called|name)\b",
+    re.IGNORECASE,
+)
+_EXCEPTION_QUESTION = re.compile(r"\b(?:exception|error|raise[sd]?|throws?|thrown)\b", re.IGNORECASE)
+
+
+def question_kind(question: str) -> QuestionKind:
+    """Return what a question asks for: an ``exception`` name, a ``value`` (a default, a number, a name), or prose."""
+    if _EXCEPTION_QUESTION.search(question):
+        return "exception"
+    if _VALUE_QUESTION.search(question):
+        return "value"
+    return "prose"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -107,15 +151,17 @@ class EvidenceCheck:
     cited: bool
     """Whether the claim cited it."""
     coverage: float
-    """Share of the claim's salient terms found in the snippet."""
+    """Share of the claim's salient terms found in the item's context."""
     missing_numbers: tuple[str, ...]
-    """Claim numbers absent from the snippet."""
+    """Claim values (numbers, literals, exception names) absent from the cited text."""
     reverified: bool | None
     """For codebase evidence: whether the line still holds the text; None for other sources."""
     supports: bool
     """Cited, and passes every support rule."""
     contradicts: bool
     """Passes the contradiction rule (and does not support)."""
+    unusable: str = ""
+    """Why the item can neither support nor contradict (an instruction, a usage example), empty when usable."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -133,17 +179,23 @@ class ClaimValidation:
     contradicting_ids: tuple[str, ...]
     """Evidence of the gap that contradicts it."""
     supporting_sources: tuple[str, ...]
-    """Independent supporting sources (``web:<domain>``, ``codebase:<path>``, ``memory``), first-seen order."""
+    """Independent supporting sources (``web:<domain>``, ``code:<line hash>``, ``memory``), first-seen order."""
     contradicting_sources: tuple[str, ...]
     """Independent contradicting sources."""
     relevance: float
-    """Share of the question's terms and numbers covered by the claim and its support."""
+    """Share of the question's terms and numbers covered by the claim and its support (0 when a rule fails)."""
     statement: bool
     """Whether the claim is a statement by the substance rule (a fragment is supported by nothing)."""
     checks: tuple[EvidenceCheck, ...]
     """Every check made, for the log."""
     reason: str
     """One line saying how the confidence came about."""
+    user_stated: bool = False
+    """Stated verbatim in the user's own notes (see the module docstring)."""
+    off_topic: str = ""
+    """Which relevance rule failed, empty when the claim answers the question."""
+    value_support: bool = False
+    """Its support carries a value or a binding (not only prose)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -161,11 +213,15 @@ class Validation:
 
     @property
     def best(self) -> ClaimValidation | None:
-        """Return the claim with the highest confidence (then most sources, then earliest), or None."""
+        """Return the best claim: highest confidence, then most independent sources, then value support, then earliest.
+
+        Support quality, not a model's order, decides between claims: a well-formed claim that nothing supports
+        never wins over a supported one.
+        """
         best: ClaimValidation | None = None
         for item in self.claims:
-            key = (item.confidence, len(item.supporting_sources))
-            if best is None or key > (best.confidence, len(best.supporting_sources)):
+            key = (item.confidence, len(item.supporting_sources), item.value_support)
+            if best is None or key > (best.confidence, len(best.supporting_sources), best.value_support):
                 best = item
         return best
 
@@ -202,34 +258,59 @@ def _cited_text(item: Evidence, read_line: LineReader | None) -> tuple[str, bool
     return "\n".join(held), True
 
 
+def _context(item: Evidence, text: str) -> str:
+    # What an item says and where it says it: code adds its path and its enclosing def/class.
+    if item.source_type != "codebase":
+        return text
+    return " ".join(part for part in (text, item.path or "", (item.scope or "").replace(".", " ")) if part)
+
+
+def _unusable(item: Evidence, text: str) -> str:
+    if reads_as_instruction(text):
+        return "reads as an instruction to the agent"
+    if item.role == "example":
+        return "a usage example, not what the code does"
+    return ""
+
+
 def supports_text(claim_text: str, snippet: str) -> bool:
-    """Return whether ``snippet`` supports ``claim_text`` by rules 1 and 2 (terms and numbers; no code re-read)."""
+    """Return whether ``snippet`` supports ``claim_text`` by the values, bindings and names rules (no code re-read)."""
+    return _supports(claim_text, snippet, snippet, comment=False)[0]
+
+
+def _supports(claim_text: str, text: str, context: str, *, comment: bool) -> tuple[bool, float, tuple[str, ...]]:
+    # (supports, coverage of the claim's terms in the context, claim values missing from the text)
     terms = salient_terms(claim_text)
-    return (
-        bool(terms)
-        and term_coverage(terms, snippet) >= SUPPORT_TERM_FRACTION
-        and numbers(claim_text) <= numbers(snippet)
-    )
+    coverage = term_coverage(terms, context) if terms else 0.0
+    values = value_tokens(claim_text)
+    missing = tuple(sorted(v for v in values if not has_value(text, v)))
+    claimed = bindings(claim_text)
+    bound = bindings(text)
+    bindings_hold = claimed <= bound
+    if values or claimed:
+        ok = not missing and bindings_hold and coverage >= SUPPORT_TERM_FRACTION and not comment
+    else:
+        ok = bool(terms) and term_coverage(terms, text) >= PROSE_SUPPORT_FRACTION
+    return ok, coverage, missing
 
 
-def _check(claim: Claim, item: Evidence, text: str, reverified: bool | None, statement: bool) -> EvidenceCheck:
-    terms = salient_terms(claim.text)
-    claim_numbers = numbers(claim.text)
-    snippet_numbers = numbers(text)
-    coverage = term_coverage(terms, text) if terms else 0.0
-    missing = tuple(sorted(claim_numbers - snippet_numbers))
-    usable = reverified is not False
-    on_topic = bool(terms) and coverage >= SUPPORT_TERM_FRACTION
+def _check(
+    claim: Claim, item: Evidence, text: str, reverified: bool | None, statement: bool, asked: frozenset[str]
+) -> EvidenceCheck:
+    context = _context(item, text)
+    unusable = _unusable(item, text)
+    ok, coverage, missing = _supports(claim.text, text, context, comment=item.role == "comment")
+    usable = reverified is not False and not unusable
     cited = item.id in claim.evidence_ids
-    supports = statement and cited and usable and on_topic and not missing
-    contradicts = (
-        not supports
-        and usable
-        and on_topic
-        and bool(claim_numbers)
-        and bool(missing)
-        and bool(snippet_numbers - claim_numbers)
-    )
+    supports = statement and cited and usable and ok
+    contradicts = False
+    if not supports and usable and item.role != "comment":
+        other = bindings(text)
+        for name, value in bindings(claim.text):
+            clash = any(n == name and v != value for n, v in other)
+            if clash and asked <= names_in(context):
+                contradicts = True
+                break
     return EvidenceCheck(
         evidence_id=item.id,
         cited=cited,
@@ -238,6 +319,7 @@ def _check(claim: Claim, item: Evidence, text: str, reverified: bool | None, sta
         reverified=reverified,
         supports=supports,
         contradicts=contradicts,
+        unusable=unusable,
     )
 
 
@@ -251,17 +333,57 @@ def question_coverage(question: str, text: str) -> float | None:
     return (term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))) / total
 
 
+def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts: dict[str, str]) -> str:
+    # The first relevance rule the claim fails, or "" when it answers the question.
+    names, subjects = asked_names(question)
+    held = names_in(" ".join([claim.text, *(contexts[item.id] for item in supporting)]))
+    missing = [n for n in names if n not in held]
+    if missing:
+        return f"does not name {', '.join(missing)}"
+    for subject in subjects:
+        where = [
+            (item.path or "") if item.source_type == "codebase" else f"{claim.text} {item.snippet}"
+            for item in supporting
+        ]
+        if not any(subject in names_in(text) or subject in text.lower() for text in where):
+            return f"is not about {subject}"
+    kind = question_kind(question)
+    if kind == "exception" and not any(v[:1].isalpha() and v not in ("true", "false", "none")
+                                       for v in value_tokens(claim.text)):  # fmt: skip
+        return "names no exception"
+    if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text):
+        return "states no value"
+    return ""
+
+
 def _source_weight(index: int) -> float:
     return SOURCE_WEIGHTS[min(index, len(SOURCE_WEIGHTS) - 1)]
 
 
+def _user_stated(claim: Claim, supporting: list[Evidence]) -> bool:
+    # The claim is a line of the user's own notes, word for word, and states something (a value or a name).
+    wanted = _norm_line(claim.text).lower().lstrip("-*+ ")
+    for item in supporting:
+        if item.source_type != "memory":
+            continue
+        lines = {_norm_line(line).lower().lstrip("-*+ ") for line in item.snippet.splitlines()}
+        if wanted in lines and (
+            value_tokens(claim.text) or bindings(claim.text) or any("_" in n for n in names_in(claim.text))
+        ):
+            return True
+    return False
+
+
 def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: LineReader | None) -> ClaimValidation:
-    statement = is_statement(claim.text)
+    statement = is_statement(claim.text) and not reads_as_instruction(claim.text)
+    asked = frozenset(asked_names(question)[0])
     texts = {item.id: _cited_text(item, read_line) for item in pool}
-    checks = tuple(_check(claim, item, *texts[item.id], statement) for item in pool)
+    contexts = {item.id: _context(item, texts[item.id][0]) for item in pool}
+    checks = tuple(_check(claim, item, *texts[item.id], statement, asked) for item in pool)
     by_id = {item.id: item for item in pool}
     supporting = [c for c in checks if c.supports]
-    support_keys = list(dict.fromkeys(by_id[c.evidence_id].source_key for c in supporting))
+    support_items = [by_id[c.evidence_id] for c in supporting]
+    support_keys = list(dict.fromkeys(item.source_key for item in support_items))
     contra_keys = list(
         dict.fromkeys(
             by_id[c.evidence_id].source_key
@@ -271,17 +393,24 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     )
     code_verified = any(c.reverified for c in supporting)
     strong = any(c.coverage >= 1.0 for c in supporting)
+    value_support = bool(supporting) and bool(value_tokens(claim.text) or bindings(claim.text))
 
-    covered_text = " ".join([claim.text, *(texts[c.evidence_id][0] for c in supporting)])
+    off_topic = _off_topic(question, claim, support_items, contexts) if supporting else ""
+    covered_text = " ".join([claim.text, *(contexts[c.evidence_id] for c in supporting)])
     relevance = question_coverage(question, covered_text)
     if relevance is None:  # a question with nothing to look for cannot be missed
         relevance = 1.0
+    if relevance < RELEVANCE_FRACTION and not off_topic and supporting:
+        off_topic = f"covers {relevance:.0%} of the question"
 
+    user_stated = bool(supporting) and _user_stated(claim, support_items)
     score = sum(_source_weight(i) for i in range(len(support_keys)))
     score += CODE_BONUS if code_verified else 0.0
     score += STRONG_BONUS if strong and supporting else 0.0
+    if user_stated:
+        score = max(score, USER_STATED_CONFIDENCE)
     score -= CONTRADICTION_PENALTY * len(contra_keys)
-    if relevance < RELEVANCE_FRACTION:
+    if off_topic:
         score = 0.0
     confidence = round(min(1.0, max(0.0, score)), 4)
 
@@ -305,10 +434,13 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
         ),
         supporting_sources=tuple(support_keys),
         contradicting_sources=tuple(contra_keys),
-        relevance=round(relevance, 4),
+        relevance=0.0 if off_topic else round(relevance, 4),
         statement=statement,
         checks=checks,
-        reason=_explain(statement, checks, support_keys, contra_keys, code_verified, relevance),
+        reason=_explain(statement, checks, support_keys, contra_keys, code_verified, off_topic, user_stated),
+        user_stated=user_stated,
+        off_topic=off_topic,
+        value_support=value_support,
     )
 
 
@@ -318,20 +450,25 @@ def _explain(
     support_keys: list[str],
     contra_keys: list[str],
     code_verified: bool,
-    relevance: float,
+    off_topic: str,
+    user_stated: bool,
 ) -> str:
     parts: list[str] = []
     if not statement:
-        parts.append(f"not a statement (a definition, or {MIN_CLAIM_WORDS}+ words with a plain one)")
+        parts.append(
+            f"not a statement (a definition, or {MIN_CLAIM_WORDS}+ words with a plain one, not an instruction)"
+        )
     elif not support_keys:
         failures = []
         for c in checks:
             if not c.cited:
                 continue
-            if c.reverified is False:
+            if c.unusable:
+                failures.append(f"{c.evidence_id}: {c.unusable}")
+            elif c.reverified is False:
                 failures.append(f"{c.evidence_id}: code line changed or unreadable")
             elif c.missing_numbers:
-                failures.append(f"{c.evidence_id}: number {', '.join(c.missing_numbers)} not in snippet")
+                failures.append(f"{c.evidence_id}: value {', '.join(c.missing_numbers)} not in the cited text")
             else:
                 failures.append(f"{c.evidence_id}: only {c.coverage:.0%} of the claim's terms")
         parts.append("no cited evidence supports the claim" + (f" ({'; '.join(failures)})" if failures else ""))
@@ -341,10 +478,12 @@ def _explain(
         parts.append(f"{len(support_keys)} independent sources agree ({', '.join(support_keys)})")
     if code_verified:
         parts.append("code line re-verified")
+    if user_stated:
+        parts.append("stated in the user's own notes")
     if contra_keys:
         parts.append(f"contradicted by {', '.join(contra_keys)}")
-    if relevance < RELEVANCE_FRACTION:
-        parts.append(f"off-topic: covers {relevance:.0%} of the question")
+    if off_topic:
+        parts.append(f"off-topic: the claim {off_topic}")
     return "; ".join(parts)
 
 
