@@ -144,8 +144,8 @@ class CaseResult:
 
     @property
     def kept(self) -> bool:
-        """Return whether the gap's finding was kept."""
-        return self.decision == "keep"
+        """Return whether the gap's finding is in memory: kept, or kept already by another gap of the night."""
+        return self.decision == "keep" or (self.decision == "skipped_duplicate" and bool(self.claim))
 
     @property
     def correct(self) -> bool:
@@ -334,7 +334,7 @@ def render_table(runs: Sequence[Scores]) -> str:
     for index in range(len(CALIBRATION_BINS)):
         cells = []
         for r in runs:
-            group, count, share = r.calibration()[index]
+            _, count, share = r.calibration()[index]
             cells.append(f"{_fmt(share)} of {count}")
         metrics.append((f"correct at conf {r.calibration()[index][0]}", cells))
     extras = sorted({key for r in runs for key in r.extra})

@@ -43,7 +43,7 @@ MIN_CLAIM_WORDS = 4
 PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
 """Files whose lines are prose, not code."""
 
-StatementKind = Literal["definition", "raise", "prose", "code"]
+StatementKind = Literal["definition", "signature", "raise", "prose", "code"]
 
 _DEF = re.compile(r"^\s*(?:export\s+)?(?:async\s+)?(?:def|class|function|fn|func)\s+([A-Za-z_]\w*)")
 # "NAME = value" with spaces around "=" (keyword arguments inside a call are not definitions), value not just "(".
@@ -117,7 +117,8 @@ class CodeStatement:
     text: str
     """The statement, as a claim would read."""
     kind: StatementKind
-    """``definition``, ``raise``, ``prose`` (docstring, comment, prose file) or ``code`` (another substantive line)."""
+    """``definition`` (a value bound to a name), ``signature`` (a def or class with its docstring), ``raise``,
+    ``prose`` (docstring, comment, prose file) or ``code`` (another substantive line)."""
     name: str | None = None
     """For a definition: the name defined; for a ``raise``: the exception raised."""
 
@@ -146,7 +147,8 @@ def code_statement(item: Evidence) -> CodeStatement | None:
         note = _docstring(cited[1]) if len(cited) > 1 else None
         body = line.rstrip(",")
         if note:
-            return CodeStatement(f"{where}{body} — {note}", "definition", name)
+            kind: StatementKind = "signature" if _DEF.match(line) else "definition"
+            return CodeStatement(f"{where}{body} — {note}", kind, name)
         if _DEF.match(line) is None or " #" in line:  # a signature alone says nothing; a trailing comment does
             return CodeStatement(where + body, "definition", name)
         return None

@@ -16,6 +16,7 @@ from dreaming.memory.research._text import (
     reads_as_instruction,
     salient_terms,
     value_tokens,
+    with_abbreviations,
 )
 from dreaming.memory.research._validate import RELEVANCE_FRACTION, question_coverage, question_kind, supports_text
 
@@ -57,7 +58,7 @@ def _tier(kind: str, statement_kind: str, names_it: bool, has_value: bool) -> in
         return 1 if has_value else 3
     if kind == "exception":
         return {"raise": 0, "prose": 1 if has_value else 2, "definition": 2}.get(statement_kind, 3)
-    return {"prose": 0, "definition": 1}.get(statement_kind, 2)
+    return {"prose": 0, "signature": 1}.get(statement_kind, 2)
 
 
 def _statements(question: str, item: Evidence) -> list[tuple[str, int]]:
@@ -68,8 +69,10 @@ def _statements(question: str, item: Evidence) -> list[tuple[str, int]]:
     if found is None or reads_as_instruction(found.text):
         return []
     names, _ = asked_names(question)
-    wanted = set(names) | set(salient_terms(question))
-    names_it = found.name is not None and bool(names_in(found.name) & wanted)
+    wanted = with_abbreviations([*names, *salient_terms(question)])
+    in_scope = bool(names) and bool(set(names) & names_in((item.scope or "").replace(".", " ")))
+    names_it = found.name is not None and bool(names_in(found.name) & wanted) and (in_scope or not names)
+    names_it = names_it or (found.name is not None and found.name.lower() in {n.replace("_", "") for n in names})
     return [(found.text, _tier(kind, found.kind, names_it, bool(value_tokens(found.text))))]
 
 

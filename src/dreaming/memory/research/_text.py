@@ -16,12 +16,13 @@ When a *text* is searched for terms, an identifier in it also yields its parts a
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 __all__ = [
     "STOP_WORDS",
     "asked_names",
     "bindings",
+    "exception_names",
     "has_value",
     "identifiers",
     "names_in",
@@ -31,6 +32,7 @@ __all__ = [
     "search_words",
     "term_coverage",
     "value_tokens",
+    "with_abbreviations",
     "word_count",
 ]
 
@@ -190,12 +192,15 @@ def term_coverage(terms: tuple[str, ...], text: str) -> float:
 # -- Values, bindings, asked names and instructions: what the support and relevance rules look at. --------------------
 
 _QUOTED = re.compile(r"(?P<q>[\"'`])(?P<body>[^\"'`\n]{1,80})(?P=q)")
-_EXCEPTION = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Abort|Interrupt|Warning|Timeout)\b")
+_PLAIN_NAME = re.compile(r"[A-Za-z_][\w.]*(?:\(\))?")
+_EXCEPTION = re.compile(
+    r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Abort|Interrupt|Warning|Timeout)\b|\bExit\b|\bAbort\b"
+)
 _CONSTANT = re.compile(r"\b(?:True|False|None)\b")
 # "name = value", "name: type = value", "name=value" (a keyword argument or parameter), "name is value".
 _BINDING = re.compile(
-    r"(?P<name>[A-Za-z_][\w.]*)\s*(?::\s*[^=,():]+?)?\s*(?:=(?!=)|\bis\b|\bdefaults? to\b)\s*"
-    r"(?P<value>[\"'`][^\"'`\n]*[\"'`]|[A-Za-z_][\w.]*(?:\([^()]*\))?|-?\d[\d_.,]*)"
+    r"(?P<name>[A-Za-z_][\w.]*)\s*(?:(?::\s*[^=,():]+?)?\s*(?:=(?!=)|\bis\b|\bdefaults? to\b)|:(?=\s*[-\d\"']))\s*"
+    r"(?P<value>[\"'][^\"'\n]+[\"']|[A-Za-z_][\w.]*\b(?:\([^()]*\))?(?![\w(])|-?\d[\d_.,]*)"
 )
 _POSSESSIVE = re.compile(r"\b([A-Za-z][\w.-]*)'s\b")
 _LIBRARY = re.compile(r"\b(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:library|package|module|framework|sdk|project)\b", re.I)
@@ -251,10 +256,30 @@ def value_tokens(text: str) -> frozenset[str]:
     These are what a claim asserts; a source supports the claim only if it carries every one of them.
     """
     found: set[str] = set(numbers(text))
-    found.update(m.group("body").strip().lower() for m in _QUOTED.finditer(text) if m.group("body").strip())
+    for match in _QUOTED.finditer(text):
+        body = match.group("body").strip()
+        if body and not (match.group("q") == "`" and _PLAIN_NAME.fullmatch(body)):  # `ensure_config` is a name
+            found.add(body.lower())
     found.update(m.group().lower() for m in _EXCEPTION.finditer(text))
     found.update(m.group().lower() for m in _CONSTANT.finditer(text))
     return frozenset(found)
+
+
+def exception_names(text: str) -> frozenset[str]:
+    """Return the exception names written in ``text`` (``ValueError``, ``RetryError``, ``typer.Exit``), lowercased."""
+    return frozenset(m.group().lower() for m in _EXCEPTION.finditer(text))
+
+
+_ABBREVIATIONS = {"maximum": "max", "minimum": "min", "number": "num", "exponent": "exp", "directory": "dir",
+                  "configuration": "config", "arguments": "args", "argument": "arg", "attempts": "attempt"}  # fmt: skip
+
+
+def with_abbreviations(terms: Iterable[str]) -> set[str]:
+    """Return ``terms`` plus the short forms code uses for them (``maximum`` -> ``max``), a fixed table."""
+    out = set(terms)
+    out.update(_ABBREVIATIONS[t] for t in list(out) if t in _ABBREVIATIONS)
+    out.update(_ABBREVIATIONS[_stem(t)] for t in list(out) if _stem(t) in _ABBREVIATIONS)
+    return out
 
 
 def has_value(text: str, token: str) -> bool:

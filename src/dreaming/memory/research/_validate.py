@@ -29,7 +29,8 @@ name the question asks about (identifiers, dotted and backticked names: ``_text.
 names (``the backoff library``, ``stamina's``), a subject of code evidence being found in its path; cover at least
 ``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers; and, for a question asking for a value
 (``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
-name one. Otherwise the confidence is 0: an off-topic truth is not an answer.
+name one, and for a how/why question (``question_kind`` prose) rest on prose, not on a line of code. Otherwise the
+confidence is 0: an off-topic truth is not an answer.
 
 **Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
 name the claim binds to another value, in a context that holds the question's asked names. A source counts as
@@ -41,7 +42,8 @@ vendored copies and generated files is one source), and all memory evidence toge
 **Confidence**, rounded to 4 places and clamped to [0, 1]::
 
     sum(SOURCE_WEIGHTS[i] for the i-th supporting source; 0.05 for each beyond the fourth)   0.45, 0.25, 0.10, 0.05
-    + CODE_BONUS      0.25  when a supporting codebase line re-verified
+    + CODE_BONUS      0.25  when a supporting codebase line re-verified and the claim states a value, or the line
+                            is a docstring of a name the question asks about
     + STRONG_BONUS    0.10  when some supporting item is a strong support
     - CONTRADICTION_PENALTY 0.25 per contradicting source
 
@@ -73,6 +75,7 @@ from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_code_lin
 from dreaming.memory.research._text import (
     asked_names,
     bindings,
+    exception_names,
     has_value,
     names_in,
     numbers,
@@ -348,11 +351,12 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         if not any(subject in names_in(text) or subject in text.lower() for text in where):
             return f"is not about {subject}"
     kind = question_kind(question)
-    if kind == "exception" and not any(v[:1].isalpha() and v not in ("true", "false", "none")
-                                       for v in value_tokens(claim.text)):  # fmt: skip
+    if kind == "exception" and not exception_names(claim.text):
         return "names no exception"
     if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text):
         return "states no value"
+    if kind == "prose" and any(item.source_type == "codebase" and item.role == "code" for item in supporting):
+        return "is a line of code, and the question asks how or why"
     return ""
 
 
@@ -391,9 +395,15 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
             if c.contradicts and by_id[c.evidence_id].source_key not in support_keys
         )
     )
-    code_verified = any(c.reverified for c in supporting)
+    # A re-read code line vouches for a value it holds, or for a docstring of the very name the question asks about;
+    # a docstring sentence that only shares words with the question is prose like any other.
+    valued = bool(value_tokens(claim.text) or bindings(claim.text))
+    code_verified = any(
+        c.reverified and (valued or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " "))))
+        for c in supporting
+    )
     strong = any(c.coverage >= 1.0 for c in supporting)
-    value_support = bool(supporting) and bool(value_tokens(claim.text) or bindings(claim.text))
+    value_support = bool(supporting) and valued
 
     off_topic = _off_topic(question, claim, support_items, contexts) if supporting else ""
     covered_text = " ".join([claim.text, *(contexts[c.evidence_id] for c in supporting)])
