@@ -29,8 +29,10 @@ name the question asks about (identifiers, dotted and backticked names: ``_text.
 names (``the backoff library``, ``stamina's``), a subject of code evidence being found in its path; cover at least
 ``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers; and, for a question asking for a value
 (``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
-name one, and for a how/why question (``question_kind`` prose) rest on prose, not on a line of code. Otherwise the
-confidence is 0: an off-topic truth is not an answer.
+name one, and for a how/why question (``question_kind`` prose) rest on prose, not on a line of code. A value claim
+binds its value to the name asked (not to a parameter whose *type* is the asked class), and a code line inside a
+def/class counts only when that scope shares a name or word with the question. Otherwise the confidence is 0: an
+off-topic truth is not an answer.
 
 **Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
 name the claim binds to another value, in a context that holds the question's asked names. A source counts as
@@ -73,16 +75,19 @@ from dreaming.memory.research._claims import Claim, clean_claims
 from dreaming.memory.research._evidence import Evidence, EvidencePool, redact_secrets
 from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_code_lines, is_statement
 from dreaming.memory.research._text import (
+    STOP_WORDS,
     asked_names,
     bindings,
     exception_names,
     has_value,
+    identifiers,
     names_in,
     numbers,
     reads_as_instruction,
     salient_terms,
     term_coverage,
     value_tokens,
+    with_abbreviations,
 )
 
 __all__ = [
@@ -117,6 +122,8 @@ PROSE_SUPPORT_FRACTION = 0.9
 """Share of a value-less claim's salient terms an item's cited text must hold to support it (near-verbatim)."""
 RELEVANCE_FRACTION = 0.5
 """Share of the question's terms and numbers the claim and its support must cover."""
+MIN_RELEVANT_TERMS = 2
+"""And at least this many of them (or all, when the question has fewer)."""
 SOURCE_WEIGHTS = (0.45, 0.25, 0.10, 0.05)
 """Confidence added by the first, second, third and each further independent supporting source."""
 CODE_BONUS = 0.25
@@ -327,13 +334,20 @@ def _check(
 
 
 def question_coverage(question: str, text: str) -> float | None:
-    """Return the share of the question's salient terms and numbers found in ``text``; None when it has neither."""
+    """Return the share of the question's salient terms and numbers found in ``text``; None when it has neither.
+
+    Fewer than ``MIN_RELEVANT_TERMS`` of them found (when the question has that many) counts as 0: one shared word
+    of a short question ("search" of "who owns the search service") is not relevance.
+    """
     terms = salient_terms(question)
     wanted = numbers(question)
     total = len(terms) + len(wanted)
     if total == 0:
         return None
-    return (term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))) / total
+    found = term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))
+    if found < min(total, MIN_RELEVANT_TERMS) - 1e-9:
+        return 0.0
+    return found / total
 
 
 def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts: dict[str, str]) -> str:
@@ -355,9 +369,30 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         return "names no exception"
     if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text):
         return "states no value"
+    if kind == "value" and bindings(claim.text) and not _binds_asked(question, claim.text):
+        return "binds its value to another name than the one asked"
+    for item in supporting:
+        scope = (item.scope or "").replace(".", " ")
+        if item.role == "code" and scope and not (names_in(scope) & _question_words(question)):
+            return f"is about {item.scope}, which the question does not name"
     if kind == "prose" and any(item.source_type == "codebase" and item.role == "code" for item in supporting):
         return "is a line of code, and the question asks how or why"
     return ""
+
+
+def _question_words(question: str) -> set[str]:
+    names, subjects = asked_names(question)
+    return with_abbreviations([*names, *subjects, *salient_terms(question), *names_in(question)]) - STOP_WORDS
+
+
+def _binds_asked(question: str, claim_text: str) -> bool:
+    # The claim binds its value to the name asked: an identifier the question writes in snake or upper case, or a
+    # name sharing a word of the question beyond the words of its CamelCase names (a ``RetryPolicy`` question asks
+    # about an attribute of the class, so ``retry_policy = None`` is not its answer).
+    written = {i.lower() for i in identifiers(question) if not i[:1].isupper() or i.isupper()}
+    camel_parts = {part for name in asked_names(question)[0] if name not in written for part in name.split("_")}
+    words = _question_words(question) - camel_parts
+    return any(name in written or (set(name.split("_")) | {name}) & words for name, _ in bindings(claim_text))
 
 
 def _source_weight(index: int) -> float:
