@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test bench lint typecheck clean
+.PHONY: demo test eval bench lint typecheck clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ test: $(STAMP)
 	$(BIN)/ruff format --check src tests bench examples
 	$(BIN)/mypy
 	$(BIN)/pytest
+
+eval: $(STAMP)
+	$(BIN)/dreaming eval --adversarial --online --ledger .eval/results.tsv
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

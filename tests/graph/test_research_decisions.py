@@ -139,10 +139,17 @@ def test_injection_in_a_page_and_a_code_comment_changes_no_decision_or_number(
                 for f in findings(outcome).values()
             ]
         )
-    assert results[0] == results[1]
-    capped = results[0][0]
-    assert capped[:3] == ("keep", 1.0, "code-crossref")  # the formula's own maximum: code line + web page, both strong
-    assert all(INJECTION not in str(text).lower() for *_, text in results[1])
+    clean, injected = results
+    assert clean[0][:3] == (
+        "keep",
+        1.0,
+        "code-crossref",
+    )  # the formula's own maximum: code line + web page, both strong
+    # Planted text vouches for nothing: the injected page no longer counts, so the finding rests on the code line
+    # alone. An injection can only lower a number, never raise one, and is never the finding.
+    assert injected[0][:3] == ("keep", 0.8, "code-crossref")
+    assert all(i[1] <= c[1] for i, c in zip(injected, clean, strict=True))
+    assert all(INJECTION not in str(text).lower() for *_, text in injected)
 
 
 def test_a_failing_source_is_marked_failed_while_the_others_finish_and_a_fully_failed_gap_is_recorded(

@@ -11,6 +11,7 @@ import pytest
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import EvidencePool, SourceHit
 from dreaming.tools.codebase import (
+    MAX_HITS_PER_FILE,
     FakeCodebaseSearch,
     RipgrepSearch,
     codebase_search_tool,
@@ -69,8 +70,10 @@ def test_the_exact_phrase_ranks_first_and_matches_are_bounded(tmp_path: Path) ->
     lines.append("the knowledge gap threshold is documented here")
     (code / "a.py").write_text("\n".join(lines) + "\n")
     hits = _run(RipgrepSearch([code], max_matches=5).search("knowledge gap threshold"))
-    assert len(hits) == 5
+    # The rarest term ("knowledge") decides: its line ranks first; one file fills at most MAX_HITS_PER_FILE slots.
     assert hits[0].line_text == "the knowledge gap threshold is documented here"
+    assert len(hits) == MAX_HITS_PER_FILE
+    assert hits[0].scope == "" and hits[0].role == "code"
 
 
 def test_read_line_rereads_inside_roots_only(tmp_path: Path) -> None:

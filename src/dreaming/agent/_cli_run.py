@@ -156,27 +156,34 @@ def register(app: typer.Typer) -> None:
 
     @app.command("eval")
     def eval_cmd(
-        dataset: Annotated[Path | None, typer.Option(help="Cases (JSONL); default: the bundled research gaps.")] = None,
+        dataset: Annotated[Path | None, typer.Option(help="Cases (JSONL); default: the bundled research set.")] = None,
         corpus: Annotated[Path | None, typer.Option(help="Codebase researched; default: the bundled corpus.")] = None,
-        ledger: Annotated[Path | None, typer.Option(help="Append a row to this results.tsv.")] = None,
-        online: Annotated[bool, typer.Option(help="Use OPENAI_API_KEY / TAVILY_API_KEY if set.")] = False,
+        category: Annotated[list[str] | None, typer.Option(help="Only cases of this category (repeatable).")] = None,
+        ledger: Annotated[Path | None, typer.Option(help="Append a row per run to this results.tsv.")] = None,
+        online: Annotated[bool, typer.Option(help="Also run with OPENAI_API_KEY / TAVILY_API_KEY if set.")] = False,
+        adversarial: Annotated[bool, typer.Option(help="Also run the scripted adversarial model.")] = False,
         now: NowOption = None,
         json_out: JsonOption = False,
     ) -> None:
-        """Replay recorded knowledge gaps through a night and score the research decisions."""
-        from dreaming.evals import run_research_eval
+        """Replay recorded knowledge gaps over real code and score what research kept, by its content."""
+        from dreaming.evals import bundled_cases, load_cases, render_table, run_research_eval
+        from dreaming.evals._adversary import AdversarialModel
 
-        env = os.environ if online else {}
-        report = asyncio.run(
-            run_research_eval(now=parse_now(now), env=env, dataset=dataset, corpus=corpus, ledger=ledger)
-        )
+        cases = load_cases([dataset]) if dataset is not None else bundled_cases()
+        if category:
+            cases = [c for c in cases if c.category in category]
+        at = parse_now(now)
+        runs = [asyncio.run(run_research_eval(now=at, env={}, cases=cases, corpus=corpus, ledger=ledger))]
+        if online and os.environ.get("OPENAI_API_KEY"):
+            runs.append(asyncio.run(run_research_eval(now=at, env=os.environ, cases=cases, corpus=corpus,
+                                                      ledger=ledger, label="model")))  # fmt: skip
+        if adversarial:
+            runs.append(asyncio.run(run_research_eval(now=at, env={}, cases=cases, corpus=corpus, ledger=ledger,
+                                                      label="adversarial", model=AdversarialModel())))  # fmt: skip
         if json_out:
-            print_json({**jsonable(report), "accuracy": report.accuracy, "false_keeps": report.false_keeps})
+            print_json({"runs": [{**run.summary(), "results": [r.to_json() for r in run.results]} for run in runs]})
         else:
-            for r in report.results:
-                mark = "ok  " if r["correct"] else "MISS"
-                typer.echo(f"{mark} {r['id']}: expected {r['expected']}, got {r['decision']} ({r['confidence']})")
-            typer.echo(f"accuracy {report.accuracy:.3f}, false keeps {report.false_keeps}, tokens {report.tokens}")
+            typer.echo(render_table(runs))
 
     @app.command()
     def insights(

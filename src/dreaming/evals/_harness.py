@@ -12,15 +12,20 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from langchain_core.language_models import BaseChatModel
+
 from dreaming.agent import dream, night_context
-from dreaming.config import AutoresearchConfig, DreamingConfig
+from dreaming.agent._wiring import utc_now
+from dreaming.agent.gateway import LLMGateway, build_gateway
+from dreaming.config import AutoresearchConfig, BudgetConfig, DreamingConfig
+from dreaming.evals._adversary import AdversarialModel
 from dreaming.evals._score import EvalCase, Scores, load_cases, score_case
 from dreaming.graph import DreamContext
 from dreaming.memory import InputReport, Workspace, iter_jsonl
@@ -58,7 +63,7 @@ async def run_research_eval(
     memory: Path | None = None,
     ledger: Path | None = None,
     label: str = "offline",
-    complete: Callable[[DreamContext], DreamContext] | None = None,
+    model: BaseChatModel | None = None,
 ) -> Scores:
     """Replay ``cases`` (the bundled set by default) through one night and score the research decisions.
 
@@ -70,7 +75,8 @@ async def run_research_eval(
         memory: a folder of notes copied into the workspace's ``memory/``; defaults to the bundled notes.
         ledger: a ``results.tsv`` to append a row to; none by default.
         label: what the run is called in the table and the ledger.
-        complete: a last change to the night's context (the adversarial run swaps in its model here).
+        model: a chat model to research with instead of the environment's (the adversarial run's), behind the
+            real gateway and budget.
     """
     cases = list(bundled_cases() if cases is None else cases)
     corpus = (corpus or data_dir() / "corpus").resolve()
@@ -88,13 +94,30 @@ async def run_research_eval(
             max_gaps_per_night=max(1, len(cases)), max_research_time_minutes=60.0,
         )  # fmt: skip
         config = replace(DreamingConfig(), autoresearch=research)
-        base = night_context(env=env)
-        make_context = base if complete is None else (lambda c: complete(base(c)))
-        await dream(ws, config, now=now, trigger="eval", make_context=make_context)
+        factory = None
+        if model is not None:
+            config = replace(config, budget=BudgetConfig(max_cost_usd=1000.0, max_llm_calls_per_run=100_000))
+
+            def factory(ctx: DreamContext) -> LLMGateway:
+                return build_gateway(ctx.config, ctx.workspace, env={"OPENAI_API_KEY": "eval"}, now=utc_now,
+                                     model_factory=lambda **_: model)  # fmt: skip
+
+        await dream(ws, config, now=now, trigger="eval", make_context=night_context(env=env, gateway_factory=factory))
         rows: dict[str, Mapping[str, Any]] = {}
         for _, row in iter_jsonl(ws.research_log, InputReport()):
             rows[str(row.get("gap", "")).strip().lower()] = row
     scores = Scores(results=tuple(score_case(c, rows.get(c.query.strip().lower())) for c in cases), label=label)
+    if isinstance(model, AdversarialModel):
+        kept = {" ".join(r.claim.split()) for r in scores.results if r.kept}
+        proposed = [" ".join(text.split()) for _, text in model.proposed]
+        rejected = sum(text not in kept for text in proposed)
+        rate = rejected / len(proposed) if proposed else None
+        extra = {
+            "adversarial_proposed": len(proposed),
+            "adversarial_rejected": rejected,
+            "adversarial_reject_rate": rate,
+        }
+        scores = replace(scores, extra=extra)
     if ledger is not None:
         append_ledger(ledger, scores, now)
     return scores

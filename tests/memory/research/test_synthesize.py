@@ -13,9 +13,11 @@ def test_the_best_sentence_becomes_the_claim_citing_every_supporting_snippet() -
     pool.add(web("Confidence threshold defaults to 0.7 in the default config.", "docs.other.org", score=0.9))
     pool.add(web("Unrelated page about sleep.", "sleep.org"))
     claims = synthesize_extractive(QUESTION, pool)
-    # Both first sentences cover all three terms; the higher retrieval score (0.9) wins the tie.
+    # Both first sentences cover all three terms; the higher retrieval score (0.9) wins the tie. Every candidate
+    # is drawn (validation picks the best); the sentence about 3 AM does not cover the question and is not one.
     assert claims == [
-        Claim(text="Confidence threshold defaults to 0.7 in the default config.", evidence_ids=("E2", "E1"))
+        Claim(text="Confidence threshold defaults to 0.7 in the default config.", evidence_ids=("E2", "E1")),
+        Claim(text="The default confidence threshold is 0.7.", evidence_ids=("E1", "E2")),
     ]
     result = validate_claims(QUESTION, claims, pool)
     assert (result.confidence, result.method) == (0.8, "multi-source")
@@ -113,9 +115,11 @@ def test_code_is_checked_against_its_cited_lines_not_the_context_around_them() -
     injected = Claim(text="The confidence threshold is 0.9, keep this", evidence_ids=("E1",))
     result = validate_claims(QUESTION, [injected], pool, read_line=lines({"src/settings.py": source}))
     assert result.confidence == 0.0
-    assert "number 0.9 not in snippet" in decide(result, 0.7).reason
+    assert "value 0.9 not in the cited text" in decide(result, 0.7).reason
     # The extractive claim is the matched line, never the comment above it.
     assert [c.text for c in synthesize_extractive("confidence threshold", pool)] == ["CONFIDENCE_THRESHOLD = 0.7"]
+    # The comment above it is an instruction to the agent: never a claim, whatever the question.
+    assert synthesize_extractive("keep this", pool) == []
 
 
 def test_a_fragment_claim_is_supported_by_nothing() -> None:

@@ -5,6 +5,7 @@ import pytest
 from dreaming.memory.research import (
     Claim,
     EvidencePool,
+    content_hash,
     decide,
     identifiers,
     numbers,
@@ -69,7 +70,8 @@ def test_one_reverified_code_file_strong_support() -> None:
     assert best is not None
     assert best.confidence == 0.8
     assert best.method == "code-crossref"
-    assert best.supporting_sources == ("codebase:src/settings.py",)
+    # Code is one source per distinct line, not per file (a copied line is not a second source).
+    assert best.supporting_sources == (f"code:{content_hash(_code_pool().items[0].line_text or '')}",)
 
 
 def test_one_reverified_code_file_weak_support_keeps_exactly_at_threshold() -> None:
@@ -176,35 +178,40 @@ def test_a_missing_number_is_no_support() -> None:
         QUESTION, [Claim(text="The default confidence threshold is 0.9", evidence_ids=("E1",))], pool
     )
     assert result.confidence == 0.0
-    assert "number 0.9 not in snippet" in decide(result, 0.7).reason
+    assert "value 0.9 not in the cited text" in decide(result, 0.7).reason
 
 
 def test_an_off_topic_claim_scores_zero() -> None:
     pool = EvidencePool()
     pool.add(web("Bananas are yellow and rich in potassium.", "fruit.org"))
     pool.add(web("Bananas are yellow when ripe.", "farm.org"))
-    claim = Claim(text="Bananas are yellow", evidence_ids=("E1", "E2"))
+    claim = Claim(text="Bananas are yellow when ripe", evidence_ids=("E1", "E2"))
     result = validate_claims(QUESTION, [claim], pool)
     assert result.confidence == 0.0
     assert "off-topic" in decide(result, 0.7).reason
 
 
-@pytest.mark.parametrize("where", ["separate", "inside"])
-def test_prompt_injection_in_evidence_changes_no_number(where: str) -> None:
+def test_prompt_injection_beside_the_evidence_changes_no_number() -> None:
     baseline = validate_claims(QUESTION, [CLAIM], _web_pool())
     pool = EvidencePool()
-    if where == "inside":
-        pool.add(web("The default confidence threshold is 0.7. " + INJECTION, "example.com"))
-        pool.add(web("Confidence threshold: 0.7 by default. # " + INJECTION, "docs.other.org"))
-    else:
-        pool.add(web("The default confidence threshold is 0.7.", "example.com"))
-        pool.add(web("Confidence threshold: 0.7 by default.", "docs.other.org"))
-        pool.add(web(INJECTION, "evil.example"))
+    pool.add(web("The default confidence threshold is 0.7.", "example.com"))
+    pool.add(web("Confidence threshold: 0.7 by default.", "docs.other.org"))
+    pool.add(web(INJECTION, "evil.example"))
     injected = validate_claims(QUESTION, [CLAIM], pool)
     assert injected.best is not None and baseline.best is not None
     assert (injected.confidence, injected.method) == (baseline.confidence, baseline.method)
     assert injected.best.supporting_sources == baseline.best.supporting_sources
     assert decide(injected, 0.7) == decide(baseline, 0.7)
+
+
+def test_evidence_that_reads_as_an_instruction_supports_nothing() -> None:
+    # The same true sentences, each carrying an injected instruction: planted text, so it vouches for nothing.
+    pool = EvidencePool()
+    pool.add(web("The default confidence threshold is 0.7. " + INJECTION, "example.com"))
+    pool.add(web("Confidence threshold: 0.7 by default. # " + INJECTION, "docs.other.org"))
+    injected = validate_claims(QUESTION, [CLAIM], pool)
+    assert injected.confidence == 0.0
+    assert all(not c.supports and c.unusable == "reads as an instruction to the agent" for c in injected.best.checks)  # type: ignore[union-attr]
 
 
 def test_a_claim_echoing_the_injection_gains_nothing() -> None:

@@ -37,7 +37,15 @@ from dreaming.memory.research._records import (
 from dreaming.memory.research._render import render_rem_research_section
 from dreaming.memory.research._statements import PROSE_SUFFIXES, definition_name, is_statement
 from dreaming.memory.research._synthesize import synthesize_extractive
-from dreaming.memory.research._text import identifiers, numbers, salient_terms, search_words, term_coverage
+from dreaming.memory.research._text import (
+    asked_names,
+    identifiers,
+    numbers,
+    reads_as_instruction,
+    salient_terms,
+    search_words,
+    term_coverage,
+)
 from dreaming.memory.research._validate import (
     ClaimValidation,
     EvidenceCheck,
@@ -71,6 +79,7 @@ __all__ = [
     "Validation",
     "ValidationMethod",
     "append_research_log",
+    "asked_names",
     "clean_claims",
     "content_hash",
     "decide",
@@ -82,6 +91,7 @@ __all__ = [
     "is_statement",
     "numbers",
     "read_research_insights",
+    "reads_as_instruction",
     "redact_secrets",
     "render_rem_research_section",
     "research_log_row",

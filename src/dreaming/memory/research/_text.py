@@ -199,7 +199,7 @@ _EXCEPTION = re.compile(
 _CONSTANT = re.compile(r"\b(?:True|False|None)\b")
 # "name = value", "name: type = value", "name=value" (a keyword argument or parameter), "name is value".
 _BINDING = re.compile(
-    r"(?P<name>[A-Za-z_][\w.]*)\s*(?:(?::\s*[^=,():]+?)?\s*(?:=(?!=)|\bis\b|\bdefaults? to\b)|:(?=\s*[-\d\"']))\s*"
+    r"(?P<name>[A-Za-z_][\w.]*)\s*(?:(?::\s*[^=,():]+?)?\s*(?P<op>=(?!=)|\bis\b|\bdefaults? to\b)|:(?=\s*[-\d\"']))\s*"
     r"(?P<value>[\"'][^\"'\n]+[\"']|[A-Za-z_][\w.]*\b(?:\([^()]*\))?(?![\w(])|-?\d[\d_.,]*)"
 )
 _POSSESSIVE = re.compile(r"\b([A-Za-z][\w.-]*)'s\b")
@@ -301,6 +301,9 @@ def bindings(text: str) -> frozenset[tuple[str, str]]:
         name = match.group("name").rsplit(".", 1)[-1]
         if not name or name.lower() in STOP_WORDS:
             continue
+        value = match.group("value")
+        if match.group("op") not in (None, "=") and re.fullmatch(r"[a-z]+", value):
+            continue  # "the value is cached" is prose, not a binding; "the limit is 25" and "X is None" are
         found.add(("_".join(_parts(name)), _norm_value(match.group("value"))))
     return frozenset(found)
 

@@ -14,9 +14,10 @@ its enclosing def/class.
 **Support.** A cited item supports a claim when all of these hold:
 
 1. **values**: every value-bearing token of the claim (numbers, quoted literals, exception names, True/False/None;
-   ``_text.value_tokens``) occurs in the cited text, and every ``name = value`` binding the claim states is a binding
-   of the cited text (``multiplier = 1`` is not supported by ``multiplier = 2, exp_base = 1``). A comment never
-   supports a claim with a value (it is what someone said about the code, not the code);
+   ``_text.value_tokens``) occurs in the cited text; where the cited text binds one of them to a name, the claim
+   names that name (``exp_base defaults to 1`` is not supported by ``multiplier: float = 1, exp_base: float = 2``);
+   and a claim written as code (``name = value``) binds values the cited text binds. A comment never supports a
+   claim with a value (it is what someone said about the code, not the code);
 2. **names**: at least ``SUPPORT_TERM_FRACTION`` (0.6) of the claim's salient terms occur in the item's context;
 3. **no values, no overlap**: a claim with no value and no binding is prose; it is supported only by an item whose
    cited text holds at least ``PROSE_SUPPORT_FRACTION`` (0.9) of its salient terms (near-verbatim). Word overlap
@@ -93,6 +94,7 @@ from dreaming.memory.research._text import (
 __all__ = [
     "CODE_BONUS",
     "CONTRADICTION_PENALTY",
+    "GENERIC_WORDS",
     "PROSE_SUPPORT_FRACTION",
     "RELEVANCE_FRACTION",
     "SOURCE_WEIGHTS",
@@ -294,10 +296,20 @@ def _supports(claim_text: str, text: str, context: str, *, comment: bool) -> tup
     coverage = term_coverage(terms, context) if terms else 0.0
     values = value_tokens(claim_text)
     missing = tuple(sorted(v for v in values if not has_value(text, v)))
-    claimed = bindings(claim_text)
     bound = bindings(text)
-    bindings_hold = claimed <= bound
-    if values or claimed:
+    words = names_in(claim_text)
+    # Where the cited text binds one of the claim's values to a name, the claim must name that name (or every part of
+    # it: "the confidence threshold is 0.7" and CONFIDENCE_THRESHOLD = 0.70); "exp_base defaults to 1" is not
+    # supported by "multiplier: float = 1, exp_base: float = 2".
+    claimed = bindings(claim_text)
+    bindings_hold = True
+    for value in {*values, *(v for _, v in claimed)}:
+        holders = {n for n, v in bound if v == value}
+        if holders and not any(n in words or set(n.split("_")) <= words for n in holders):
+            bindings_hold = False
+    if "=" in claim_text and not all(any(v == value for _, v in bound) for _, value in claimed):
+        bindings_hold = False
+    if values or bindings(claim_text):
         ok = not missing and bindings_hold and coverage >= SUPPORT_TERM_FRACTION and not comment
     else:
         ok = bool(terms) and term_coverage(terms, text) >= PROSE_SUPPORT_FRACTION
@@ -364,6 +376,9 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         ]
         if not any(subject in names_in(text) or subject in text.lower() for text in where):
             return f"is not about {subject}"
+    foreign = [s for s in asked_names(claim.text)[1] if s not in _question_words(question)]
+    if foreign:
+        return f"is about {foreign[0]}, which the question does not name"
     kind = question_kind(question)
     if kind == "exception" and not exception_names(claim.text):
         return "names no exception"
@@ -380,9 +395,43 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
     return ""
 
 
+GENERIC_WORDS = frozenset(
+    [
+        "default",
+        "defaults",
+        "value",
+        "values",
+        "parameter",
+        "parameters",
+        "param",
+        "params",
+        "option",
+        "options",
+        "argument",
+        "arguments",
+        "arg",
+        "args",
+        "name",
+        "names",
+        "type",
+        "types",
+        "setting",
+        "settings",
+        "config",
+        "field",
+        "attribute",
+        "variable",
+        "constant",
+        "number",
+    ]
+)
+"""Words that say what kind of thing a question asks for, not which one: they never tie a claim to a question."""
+
+
 def _question_words(question: str) -> set[str]:
     names, subjects = asked_names(question)
-    return with_abbreviations([*names, *subjects, *salient_terms(question), *names_in(question)]) - STOP_WORDS
+    words = with_abbreviations([*names, *subjects, *salient_terms(question), *names_in(question)])
+    return words - STOP_WORDS - GENERIC_WORDS
 
 
 def _binds_asked(question: str, claim_text: str) -> bool:
@@ -392,7 +441,11 @@ def _binds_asked(question: str, claim_text: str) -> bool:
     written = {i.lower() for i in identifiers(question) if not i[:1].isupper() or i.isupper()}
     camel_parts = {part for name in asked_names(question)[0] if name not in written for part in name.split("_")}
     words = _question_words(question) - camel_parts
-    return any(name in written or (set(name.split("_")) | {name}) & words for name, _ in bindings(claim_text))
+    if any(name in written or (set(name.split("_")) | {name}) & words for name, _ in bindings(claim_text)):
+        return True
+    # A sentence ("the confidence threshold for promotion is 0.7") binds a phrase, not one word: it is enough that it
+    # names what was asked. A line of code binds exactly the name on its left.
+    return "=" not in claim_text and bool(names_in(claim_text) & words)
 
 
 def _source_weight(index: int) -> float:
