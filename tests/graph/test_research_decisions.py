@@ -139,17 +139,14 @@ def test_injection_in_a_page_and_a_code_comment_changes_no_decision_or_number(
                 for f in findings(outcome).values()
             ]
         )
-    clean, injected = results
-    assert clean[0][:3] == (
-        "keep",
-        1.0,
-        "code-crossref",
-    )  # the formula's own maximum: code line + web page, both strong
+    clean, planted = results
+    # The formula's own maximum: code line + web page, both strong.
+    assert clean[0][:3] == ("keep", 1.0, "code-crossref")
     # Planted text vouches for nothing: the injected page no longer counts, so the finding rests on the code line
     # alone. An injection can only lower a number, never raise one, and is never the finding.
-    assert injected[0][:3] == ("keep", 0.8, "code-crossref")
-    assert all(i[1] <= c[1] for i, c in zip(injected, clean, strict=True))
-    assert all(INJECTION not in str(text).lower() for *_, text in injected)
+    assert planted[0][:3] == ("keep", 0.8, "code-crossref")
+    assert all(p[1] <= c[1] for p, c in zip(planted, clean, strict=True))
+    assert all(INJECTION not in str(text).lower() for *_, text in planted)
 
 
 def test_a_failing_source_is_marked_failed_while_the_others_finish_and_a_fully_failed_gap_is_recorded(

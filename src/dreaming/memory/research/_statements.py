@@ -155,7 +155,7 @@ def code_statement(item: Evidence) -> CodeStatement | None:
     raised = _RAISE.match(line)
     if raised:
         return CodeStatement(where + line, "raise", raised.group("exc").rsplit(".", 1)[-1])
-    prose = _docstring(line) or _comment(line)
-    if prose is not None:
-        return CodeStatement(where + prose, "prose") if is_statement(prose) else None
+    said = _docstring(line) or _comment(line)
+    if said is not None:
+        return CodeStatement(where + said, "prose") if is_statement(said) else None
     return CodeStatement(where + line, "code") if is_statement(line) else None

@@ -396,35 +396,10 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
 
 
 GENERIC_WORDS = frozenset(
-    [
-        "default",
-        "defaults",
-        "value",
-        "values",
-        "parameter",
-        "parameters",
-        "param",
-        "params",
-        "option",
-        "options",
-        "argument",
-        "arguments",
-        "arg",
-        "args",
-        "name",
-        "names",
-        "type",
-        "types",
-        "setting",
-        "settings",
-        "config",
-        "field",
-        "attribute",
-        "variable",
-        "constant",
-        "number",
-    ]
-)
+    {"default", "defaults", "value", "values", "parameter", "parameters", "param", "params", "option", "options",
+     "argument", "arguments", "arg", "args", "name", "names", "type", "types", "setting", "settings", "config",
+     "field", "attribute", "variable", "constant", "number"}
+)  # fmt: skip
 """Words that say what kind of thing a question asks for, not which one: they never tie a claim to a question."""
 
 
