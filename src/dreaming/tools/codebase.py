@@ -32,9 +32,12 @@ from dreaming.memory.research import (
     EvidencePool,
     LineRole,
     SourceHit,
+    bindings,
     definition_name,
     fence_hits,
+    identifiers,
     is_statement,
+    question_kind,
     redact_secrets,
     search_words,
 )
@@ -69,13 +72,18 @@ MAX_LINE_CHARS = 300
 """A matched or context line is cut to this many characters."""
 MAX_FILES_READ = 24
 """The best-ranked files whose lines are read and ranked (every file found is ranked; none is dropped by path order)."""
-MAX_HITS_PER_FILE = 4
+MAX_HITS_PER_FILE = 6
 """At most this many lines of one file are returned, so that one long file cannot fill every slot."""
 MAX_FILE_CHARS = 2_000_000
 """A file is read up to this many characters (ripgrep's ``--max-filesize`` already skips larger ones)."""
+CONTEXT_SHARE = 0.8
+"""How much a search word counts when only the line's path or enclosing def/class holds it."""
+HEADER_BONUS = 0.15
+"""Added to a def/class line whose name holds a search word (a header carries context, rarely the answer)."""
 DEFINITION_BONUS = 0.5
-"""Added to a match whose line defines a name covering half the query's terms or more (``MAX_GAPS = 5`` for
-"what is MAX_GAPS"): the definition is what a question about a name wants, not its every use."""
+"""Added to a line binding a value to a name that holds a search word (``MAX_GAPS = 5`` for "what is MAX_GAPS"): the
+definition is what a question about a name wants, not its every use; and to the line of the kind a question asks
+for (a ``raise`` for an exception question; half of it for a docstring line of a how/why question)."""
 FRAGMENT_PENALTY = 0.3
 """Subtracted from a match whose line is not a statement (``MAX_GAPS,`` in an import list), and from a comment or a
 usage example in a docstring (what a line shows is not what the code does)."""
@@ -276,11 +284,13 @@ class RipgrepSearch:
                 if path not in files and (real := self._resolve_inside(path)) is not None:
                     files[path] = self._display(real)
         holders = {w: {p for p in found if p in files} for w, found in zip(words, listed, strict=True)}
+        kind = question_kind(query)
+        asked = {w.lower() for w in identifiers(query)}
         weights = term_weights(words, holders, files)
         best = rank_files(words, weights, holders, files)[:MAX_FILES_READ]
         hits: list[SourceHit] = []
         for path in best:
-            hits.extend(await asyncio.to_thread(self._file_hits, path, files[path], words, weights))
+            hits.extend(await asyncio.to_thread(self._file_hits, path, files[path], words, weights, kind, asked))
         hits.sort(key=lambda h: (-h.score, h.path or "", h.line or 0))
         per_file: dict[str, int] = {}
         out: list[SourceHit] = []
@@ -291,32 +301,27 @@ class RipgrepSearch:
                 out.append(hit)
         return out[:limit]
 
-    def _file_hits(self, path: Path, display: str, words: Sequence[str], weights: dict[str, float]) -> list[SourceHit]:
+    def _file_hits(
+        self, path: Path, display: str, words: Sequence[str], weights: dict[str, float], kind: str, asked: set[str]
+    ) -> list[SourceHit]:
         try:
             with path.open("r", encoding="utf-8", errors="replace") as handle:
                 lines = handle.read(MAX_FILE_CHARS).splitlines()
         except OSError:
             return []
         outline = outline_lines(lines, prose=display.lower().endswith(PROSE_SUFFIXES))
-        total = sum(weights.values()) or 1.0
         path_words = {w for w in words if w in display.lower()}
         hits = []
         for index, raw in enumerate(lines):
             low = raw.lower()
             present = {w for w in words if w in low}
-            if not present:
-                continue
             scope, role = outline[index]
             context = path_words | {w for w in words if w in scope.lower()}
-            score = (sum(weights[w] for w in present) + 0.5 * sum(weights[w] for w in context - present)) / total
-            text = _clip(raw).strip()
-            name = definition_name(text)
-            if name is not None and any(w in name.lower() for w in present):
-                score += DEFINITION_BONUS
-            elif not is_statement(text):
-                score -= FRAGMENT_PENALTY
-            if role in ("example", "comment"):
-                score -= FRAGMENT_PENALTY
+            # A line holding no search word still counts when it binds a value inside an asked def/class: the
+            # parameter of "before_sleep_log" that a question calls "traceback" is named exc_info.
+            if not present and not (role == "code" and asked & set(context) and bindings(raw)):
+                continue
+            score = line_score(_clip(raw).strip(), role, present, context, weights, kind)
             low_i, high_i = max(0, index - self.context_lines), min(len(lines), index + self.context_lines + 1)
             hits.append(
                 SourceHit(
@@ -352,6 +357,39 @@ class RipgrepSearch:
         await process.wait()
         err = await err_task
         return out, err
+
+
+def line_score(
+    text: str, role: str, present: set[str], context: set[str], weights: dict[str, float], kind: str
+) -> float:
+    """Return how well one line answers, in the question's own terms.
+
+    The rarity weight of the search words the line holds, plus ``CONTEXT_SHARE`` of those only its path or enclosing
+    def/class holds (a parameter line of ``wait_exponential.__init__`` is about ``wait_exponential``), over the weight
+    of every word; then its shape: ``DEFINITION_BONUS`` for a line binding a value to a name holding a search word,
+    ``HEADER_BONUS`` for such a def/class line, ``DEFINITION_BONUS`` for a ``raise`` when the question asks about an
+    exception and for a docstring line when it asks how or why; ``FRAGMENT_PENALTY`` off a fragment, a comment or a
+    usage example.
+    """
+    total = sum(weights.values()) or 1.0
+    score = (sum(weights[w] for w in present) + CONTEXT_SHARE * sum(weights[w] for w in context - present)) / total
+    name = definition_name(text)
+    names_word = name is not None and any(w in name.lower() for w in present)
+    binds_word = any(w in bound for bound, _ in bindings(text) for w in present)
+    if role == "code" and _DEF_LINE.match(text):
+        # A signature that binds a default to a searched name ("errors: str = 'replace'") is a definition too.
+        score += DEFINITION_BONUS if binds_word else HEADER_BONUS if names_word else 0.0
+    elif (role == "code" and name is not None and names_word) or (
+        kind == "exception" and role == "code" and text.startswith("raise ")
+    ):
+        score += DEFINITION_BONUS
+    elif kind == "prose" and role == "docstring" and is_statement(text):
+        score += DEFINITION_BONUS / 2
+    elif not is_statement(text):
+        score -= FRAGMENT_PENALTY
+    if role in ("example", "comment"):
+        score -= FRAGMENT_PENALTY
+    return score
 
 
 def term_weights(words: Sequence[str], holders: dict[str, set[Path]], files: dict[Path, str]) -> dict[str, float]:

@@ -39,6 +39,7 @@ from dreaming.memory.research._statements import PROSE_SUFFIXES, definition_name
 from dreaming.memory.research._synthesize import synthesize_extractive
 from dreaming.memory.research._text import (
     asked_names,
+    bindings,
     identifiers,
     numbers,
     reads_as_instruction,
@@ -52,6 +53,7 @@ from dreaming.memory.research._validate import (
     LineReader,
     Validation,
     ValidationMethod,
+    question_kind,
     supports_text,
     validate_claims,
     validation_summary,
@@ -80,6 +82,7 @@ __all__ = [
     "ValidationMethod",
     "append_research_log",
     "asked_names",
+    "bindings",
     "clean_claims",
     "content_hash",
     "decide",
@@ -90,6 +93,7 @@ __all__ = [
     "identifiers",
     "is_statement",
     "numbers",
+    "question_kind",
     "read_research_insights",
     "reads_as_instruction",
     "redact_secrets",

@@ -127,20 +127,20 @@ def code_statement(item: Evidence) -> CodeStatement | None:
     """Return the statement a codebase match offers (see the module docstring), or None for a fragment.
 
     A line inside a docstring's usage example offers nothing (it shows a call, not what the code does). A code
-    statement is prefixed with its enclosing scope when it has one (``wait_exponential.__init__: multiplier: float
-    = 1``), so that it says what it is about; the scope comes from the file, read by the codebase tool.
+    statement is followed by its enclosing scope when it has one (``multiplier: float = 1 (in
+    wait_exponential.__init__)``), so that it says what it is about; the codebase tool read the scope from the file.
     """
     cited = cited_code_lines(item)
     if not cited or item.role == "example":
         return None
     line = cited[0]
-    where = f"{item.scope}: " if item.scope else ""
+    where = f" (in {item.scope})" if item.scope else ""
     if _is_prose_file(item) or item.role == "prose":
         text = _MARKDOWN_LEAD.sub("", line).strip()
         return CodeStatement(text, "prose") if is_statement(text) else None
     if item.role in ("docstring", "comment"):
         prose = _docstring(line) or _comment(line) or line.strip().strip("\"'")
-        return CodeStatement(where + prose, "prose") if is_statement(prose) else None
+        return CodeStatement(prose + where, "prose") if is_statement(prose) else None
     param = _PARAM.match(line)
     name = definition_name(line) or (param.group("name") if param else None)
     if name is not None:
@@ -148,14 +148,14 @@ def code_statement(item: Evidence) -> CodeStatement | None:
         body = line.rstrip(",")
         if note:
             kind: StatementKind = "signature" if _DEF.match(line) else "definition"
-            return CodeStatement(f"{where}{body} — {note}", kind, name)
+            return CodeStatement(f"{body}{where} — {note}", kind, name)
         if _DEF.match(line) is None or " #" in line:  # a signature alone says nothing; a trailing comment does
-            return CodeStatement(where + body, "definition", name)
+            return CodeStatement(body + where, "definition", name)
         return None
     raised = _RAISE.match(line)
     if raised:
-        return CodeStatement(where + line, "raise", raised.group("exc").rsplit(".", 1)[-1])
+        return CodeStatement(line + where, "raise", raised.group("exc").rsplit(".", 1)[-1])
     said = _docstring(line) or _comment(line)
     if said is not None:
-        return CodeStatement(where + said, "prose") if is_statement(said) else None
-    return CodeStatement(where + line, "code") if is_statement(line) else None
+        return CodeStatement(said + where, "prose") if is_statement(said) else None
+    return CodeStatement(line + where, "code") if is_statement(line) else None

@@ -18,7 +18,7 @@ from dreaming.memory.research._text import (
     value_tokens,
     with_abbreviations,
 )
-from dreaming.memory.research._validate import RELEVANCE_FRACTION, question_coverage, question_kind, supports_text
+from dreaming.memory.research._validate import RELEVANCE_FRACTION, answer_relevance, question_kind, supports_text
 
 __all__ = ["MAX_CLAIM_CHARS", "MAX_EXTRACTIVE_CLAIMS", "synthesize_extractive"]
 
@@ -104,7 +104,7 @@ def synthesize_extractive(
             # A line that held a secret is about the secret, not an answer: never a claim.
             if len(text) > MAX_CLAIM_CHARS or REDACTED in text or not salient_terms(text):
                 continue
-            coverage = question_coverage(question, f"{text} {where}") or 0.0
+            coverage = answer_relevance(question, f"{text} {where}") or 0.0
             if coverage >= RELEVANCE_FRACTION:
                 candidates.append(_Candidate(text, item, coverage, tier))
     order = {item.id: index for index, item in enumerate(items)}

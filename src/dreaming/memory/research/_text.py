@@ -191,7 +191,9 @@ def term_coverage(terms: tuple[str, ...], text: str) -> float:
 
 # -- Values, bindings, asked names and instructions: what the support and relevance rules look at. --------------------
 
-_QUOTED = re.compile(r"(?P<q>[\"'`])(?P<body>[^\"'`\n]{1,80})(?P=q)")
+_QUOTED = re.compile(r"(?<!\[)(?P<q>[\"'`])(?P<body>[^\"'`\n]{1,80})(?P=q)(?!\])")  # not a ["key"]
+# A host, path, bucket or version: word characters joined by "-", "." or "/" (not a sentence's full stop).
+_TECHNICAL = re.compile(r"(?<![\w./-])[A-Za-z0-9_]+(?:[-./][A-Za-z0-9_]+)+(?![\w/-]|\.\w)")
 _PLAIN_NAME = re.compile(r"[A-Za-z_][\w.]*(?:\(\))?")
 _EXCEPTION = re.compile(
     r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Abort|Interrupt|Warning|Timeout)\b|\bExit\b|\bAbort\b"
@@ -204,6 +206,8 @@ _BINDING = re.compile(
 )
 _POSSESSIVE = re.compile(r"\b([A-Za-z][\w.-]*)'s\b")
 _LIBRARY = re.compile(r"\b(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:library|package|module|framework|sdk|project)\b", re.I)
+# "a cleo Command", "the typer CliRunner": a lowercase word right before a capitalized name qualifies it.
+_QUALIFIER = re.compile(r"(?:(?<=\ba\s)|(?<=\ban\s)|(?<=\bthe\s))([a-z][a-z0-9_-]{2,})\s+(?=[A-Z][a-z]\w*\b)")
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _CAMEL_WORD = re.compile(r"\b[A-Z][a-z0-9]+[A-Z]\w*\b")
@@ -251,11 +255,18 @@ def _norm_value(value: str) -> str:
 
 
 def value_tokens(text: str) -> frozenset[str]:
-    """Return the value-bearing tokens of ``text``: numbers, quoted literals, exception names, True/False/None.
+    """Return the value-bearing tokens of ``text``: numbers, literals, exception names, constants, technical tokens.
 
-    These are what a claim asserts; a source supports the claim only if it carries every one of them.
+    Literals are quoted strings; constants True/False/None; technical tokens hosts, paths and names joined by ``-``,
+    ``.`` or ``/`` (``db-staging.internal``, ``data/chat.db``, ``acme-exports-eu``). These are what a claim asserts;
+    a source supports the claim only if it carries every one of them.
     """
     found: set[str] = set(numbers(text))
+    found.update(
+        m.group().lower()
+        for m in _TECHNICAL.finditer(text)
+        if re.search(r"[A-Za-z]", m.group()) and not _DOTTED.fullmatch(m.group())  # a dotted name is a name
+    )
     for match in _QUOTED.finditer(text):
         body = match.group("body").strip()
         if body and not (match.group("q") == "`" and _PLAIN_NAME.fullmatch(body)):  # `ensure_config` is a name
@@ -290,11 +301,12 @@ def has_value(text: str, token: str) -> bool:
     return re.search(pattern, text, flags=re.IGNORECASE) is not None
 
 
-def bindings(text: str) -> frozenset[tuple[str, str]]:
+def bindings(text: str, *, literal: bool = False) -> frozenset[tuple[str, str]]:
     """Return ``(name, value)`` pairs bound in ``text``: assignments, annotated defaults, keyword arguments.
 
     Names are lower snake case without a qualifying prefix (``self.max`` -> ``max``); values are normalized like
-    :func:`numbers` when numeric, else lowercased (``"replace"`` -> ``replace``).
+    :func:`numbers` when numeric, else lowercased (``"replace"`` -> ``replace``). With ``literal``, only values
+    written as literals (numbers, quoted strings, True/False/None), not other names.
     """
     found: set[tuple[str, str]] = set()
     for match in _BINDING.finditer(text):
@@ -304,7 +316,11 @@ def bindings(text: str) -> frozenset[tuple[str, str]]:
         value = match.group("value")
         if match.group("op") not in (None, "=") and re.fullmatch(r"[a-z]+", value):
             continue  # "the value is cached" is prose, not a binding; "the limit is 25" and "X is None" are
-        found.add(("_".join(_parts(name)), _norm_value(match.group("value"))))
+        if literal and not (value[0] in "\"'-" or value[0].isdigit() or value in ("True", "False", "None")):
+            continue
+        key, bound = "_".join(_parts(name)), _norm_value(value)
+        if bound != key:  # "self.guard = guard" passes a value along, it binds none
+            found.add((key, bound))
     return frozenset(found)
 
 
@@ -313,7 +329,7 @@ def asked_names(question: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
     ``names``: identifiers (``max_gaps``, ``wait_exponential``), backticked and dotted names (``Encoding.decode``),
     CamelCase words. ``subjects``: the library or system it is about (``backoff`` in "the backoff library's ...",
-    ``stamina`` in "stamina's retry"). All lowercased; names in snake case.
+    ``stamina`` in "stamina's retry", ``cleo`` in "a cleo Command"). All lowercased; names in snake case.
     """
     names: dict[str, None] = {}
     for match in _BACKTICKED.finditer(question):
@@ -329,7 +345,7 @@ def asked_names(question: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     for match in _CAMEL_WORD.finditer(question):
         names.setdefault(_identifier(match.group()) or match.group().lower(), None)
     subjects: dict[str, None] = {}
-    for pattern in (_POSSESSIVE, _LIBRARY):
+    for pattern in (_POSSESSIVE, _LIBRARY, _QUALIFIER):
         for match in pattern.finditer(question):
             word = match.group(1).lower()
             if word not in STOP_WORDS and len(word) > 2 and word not in _NOT_SUBJECTS:

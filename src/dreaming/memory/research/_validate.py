@@ -20,7 +20,7 @@ its enclosing def/class.
    claim with a value (it is what someone said about the code, not the code);
 2. **names**: at least ``SUPPORT_TERM_FRACTION`` (0.6) of the claim's salient terms occur in the item's context;
 3. **no values, no overlap**: a claim with no value and no binding is prose; it is supported only by an item whose
-   cited text holds at least ``PROSE_SUPPORT_FRACTION`` (0.9) of its salient terms (near-verbatim). Word overlap
+   context holds at least ``PROSE_SUPPORT_FRACTION`` (0.9) of its salient terms (near-verbatim). Word overlap
    alone never supports: an unrelated note sharing three words with a code line corroborates nothing.
 
 A support is **strong** when the item's context holds *all* of the claim's salient terms.
@@ -28,7 +28,8 @@ A support is **strong** when the item's context holds *all* of the claim's salie
 **Relevance.** A claim answers the question only when the claim plus its supporting items' contexts contain every
 name the question asks about (identifiers, dotted and backticked names: ``_text.asked_names``) and every subject it
 names (``the backoff library``, ``stamina's``), a subject of code evidence being found in its path; cover at least
-``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers; and, for a question asking for a value
+``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers (``GENERIC_WORDS`` and exception words left
+out); and, for a question asking for a value
 (``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
 name one, and for a how/why question (``question_kind`` prose) rest on prose, not on a line of code. A value claim
 binds its value to the name asked (not to a parameter whose *type* is the asked class), and a code line inside a
@@ -36,17 +37,19 @@ def/class counts only when that scope shares a name or word with the question. O
 off-topic truth is not an answer.
 
 **Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
-name the claim binds to another value, in a context that holds the question's asked names. A source counts as
+name the claim binds to another literal value (a number, a quoted literal, a constant; ``x = x`` contradicts
+nothing), in a context that holds the question's asked names, or, when the question names none, in the same place
+as the claim's cited evidence (the same file and def/class for code). A source counts as
 contradicting only when none of its evidence supports the claim.
 
-**Independence.** One source per web domain, one per distinct code line (the same normalized line in several files,
-vendored copies and generated files is one source), and all memory evidence together is one source.
+**Independence.** One source per web domain; for code, one per file, and lines that are the same once normalized are
+one source across files (a copied line, a vendored copy, a generated file); all memory evidence together is one.
 
 **Confidence**, rounded to 4 places and clamped to [0, 1]::
 
     sum(SOURCE_WEIGHTS[i] for the i-th supporting source; 0.05 for each beyond the fourth)   0.45, 0.25, 0.10, 0.05
-    + CODE_BONUS      0.25  when a supporting codebase line re-verified and the claim states a value, or the line
-                            is a docstring of a name the question asks about
+    + CODE_BONUS      0.25  when a supporting line of code re-verified and the claim states a value, or a
+                            re-verified docstring or comment belongs to a name the question asks about
     + STRONG_BONUS    0.10  when some supporting item is a strong support
     - CONTRADICTION_PENALTY 0.25 per contradicting source
 
@@ -106,6 +109,8 @@ __all__ = [
     "LineReader",
     "Validation",
     "ValidationMethod",
+    "answer_relevance",
+    "independent_sources",
     "question_coverage",
     "question_kind",
     "supports_text",
@@ -123,7 +128,8 @@ SUPPORT_TERM_FRACTION = 0.6
 PROSE_SUPPORT_FRACTION = 0.9
 """Share of a value-less claim's salient terms an item's cited text must hold to support it (near-verbatim)."""
 RELEVANCE_FRACTION = 0.5
-"""Share of the question's terms and numbers the claim and its support must cover."""
+"""Share of the question's terms and numbers the claim and its support must cover (generic words such as
+``default``, ``value`` or ``error`` left out: they say what kind of answer is wanted, not what it is about)."""
 MIN_RELEVANT_TERMS = 2
 """And at least this many of them (or all, when the question has fewer)."""
 SOURCE_WEIGHTS = (0.45, 0.25, 0.10, 0.05)
@@ -137,21 +143,30 @@ CONTRADICTION_PENALTY = 0.25
 USER_STATED_CONFIDENCE = 0.75
 """The least confidence of a claim stated verbatim in the user's own notes (the user is the authority on them)."""
 
-_VALUE_QUESTION = re.compile(
-    r"\b(?:default|defaults|value|values|how\s+many|how\s+much|how\s+long|how\s+often|which|what\s+is|what's|"
-    r"number|limit|size|count|max|maximum|min|minimum|timeout|port|threshold|cap|id|called|name)\b",
+_EXCEPTION_WORDS = frozenset({"exception", "error", "rais", "raise", "throw", "thrown", "fail", "get", "give"})
+_EXCEPTION_QUESTION = re.compile(r"\b(?:exception|error|raise[sd]?|throws?|thrown)\b", re.IGNORECASE)
+_DEFAULT_QUESTION = re.compile(r"\bdefaults?\b", re.IGNORECASE)
+_PROSE_QUESTION = re.compile(
+    r"^\s*(?:does|do|can|will|is|are|should|could|would)\b|\bwhat\s+happens\b|\bwhat\s+does\b.*\bdo\b|"
+    r"\bwhy\b|\bhow\b(?!\s+(?:many|much|long|often|big|large|old))",
     re.IGNORECASE,
 )
-_EXCEPTION_QUESTION = re.compile(r"\b(?:exception|error|raise[sd]?|throws?|thrown)\b", re.IGNORECASE)
 
 
 def question_kind(question: str) -> QuestionKind:
-    """Return what a question asks for: an ``exception`` name, a ``value`` (a default, a number, a name), or prose."""
+    """Return what a question asks for: an ``exception`` name, a ``value``, or ``prose``.
+
+    An exception word (``error``, ``raise``...) asks for an exception; ``default`` asks for a value; a yes/no, why,
+    how or "what happens" question asks for prose; any other question (what, which, where, who, when, how many...)
+    asks for a value: a name, a number, a place.
+    """
     if _EXCEPTION_QUESTION.search(question):
         return "exception"
-    if _VALUE_QUESTION.search(question):
+    if _DEFAULT_QUESTION.search(question):
         return "value"
-    return "prose"
+    if _PROSE_QUESTION.search(question):
+        return "prose"
+    return "value"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -312,12 +327,23 @@ def _supports(claim_text: str, text: str, context: str, *, comment: bool) -> tup
     if values or bindings(claim_text):
         ok = not missing and bindings_hold and coverage >= SUPPORT_TERM_FRACTION and not comment
     else:
-        ok = bool(terms) and term_coverage(terms, text) >= PROSE_SUPPORT_FRACTION
+        ok = bool(terms) and term_coverage(terms, context) >= PROSE_SUPPORT_FRACTION
     return ok, coverage, missing
 
 
+def scope_of(item: Evidence) -> str:
+    """Return where an item speaks from: a code line's file and enclosing def/class; the source type otherwise."""
+    return f"{item.path}:{item.scope}" if item.source_type == "codebase" else item.source_type
+
+
 def _check(
-    claim: Claim, item: Evidence, text: str, reverified: bool | None, statement: bool, asked: frozenset[str]
+    claim: Claim,
+    item: Evidence,
+    text: str,
+    reverified: bool | None,
+    statement: bool,
+    asked: frozenset[str],
+    scopes: frozenset[str],
 ) -> EvidenceCheck:
     context = _context(item, text)
     unusable = _unusable(item, text)
@@ -327,10 +353,10 @@ def _check(
     supports = statement and cited and usable and ok
     contradicts = False
     if not supports and usable and item.role != "comment":
-        other = bindings(text)
-        for name, value in bindings(claim.text):
+        other = bindings(text, literal=True)
+        for name, value in bindings(claim.text, literal=True):
             clash = any(n == name and v != value for n, v in other)
-            if clash and asked <= names_in(context):
+            if clash and asked <= names_in(context) and (asked or scope_of(item) in scopes):
                 contradicts = True
                 break
     return EvidenceCheck(
@@ -345,13 +371,15 @@ def _check(
     )
 
 
-def question_coverage(question: str, text: str) -> float | None:
+def question_coverage(question: str, text: str, *, ignore: frozenset[str] = frozenset()) -> float | None:
     """Return the share of the question's salient terms and numbers found in ``text``; None when it has neither.
 
     Fewer than ``MIN_RELEVANT_TERMS`` of them found (when the question has that many) counts as 0: one shared word
-    of a short question ("search" of "who owns the search service") is not relevance.
+    of a short question ("search" of "who owns the search service") is not relevance. Terms in ``ignore`` (words
+    that say what kind of answer is wanted, such as ``default`` or ``error``) are left out when others remain.
     """
-    terms = salient_terms(question)
+    skip = set(ignore) | set(salient_terms(" ".join(sorted(ignore))))
+    terms = tuple(t for t in salient_terms(question) if t not in skip) or salient_terms(question)
     wanted = numbers(question)
     total = len(terms) + len(wanted)
     if total == 0:
@@ -360,6 +388,11 @@ def question_coverage(question: str, text: str) -> float | None:
     if found < min(total, MIN_RELEVANT_TERMS) - 1e-9:
         return 0.0
     return found / total
+
+
+def answer_relevance(question: str, text: str) -> float | None:
+    """Return :func:`question_coverage` of ``text`` with the generic and exception words of the question left out."""
+    return question_coverage(question, text, ignore=GENERIC_WORDS | _EXCEPTION_WORDS)
 
 
 def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts: dict[str, str]) -> str:
@@ -416,11 +449,34 @@ def _binds_asked(question: str, claim_text: str) -> bool:
     written = {i.lower() for i in identifiers(question) if not i[:1].isupper() or i.isupper()}
     camel_parts = {part for name in asked_names(question)[0] if name not in written for part in name.split("_")}
     words = _question_words(question) - camel_parts
-    if any(name in written or (set(name.split("_")) | {name}) & words for name, _ in bindings(claim_text)):
+    if any(name in written or names_in(name) & words for name, _ in bindings(claim_text)):
         return True
     # A sentence ("the confidence threshold for promotion is 0.7") binds a phrase, not one word: it is enough that it
     # names what was asked. A line of code binds exactly the name on its left.
     return "=" not in claim_text and bool(names_in(claim_text) & words)
+
+
+def independent_sources(items: Iterable[Evidence]) -> list[str]:
+    """Return one key per independent source among ``items``, in first-seen order.
+
+    Web: one per domain; memory: one for all. Code: items sharing a file, or sharing a normalized line across files
+    (a copied line, a vendored copy, a generated file), are one source; the first item's key names it.
+    """
+    keys: list[str] = []
+    code_seen: dict[str, str] = {}
+    for item in items:
+        if item.source_type != "codebase":
+            if item.source_key not in keys:
+                keys.append(item.source_key)
+            continue
+        marks = [f"line:{item.source_key}", f"file:{item.path or item.locator}"]
+        known = next((code_seen[m] for m in marks if m in code_seen), None)
+        key = known or item.source_key
+        for mark in marks:
+            code_seen.setdefault(mark, key)
+        if known is None:
+            keys.append(key)
+    return keys
 
 
 def _source_weight(index: int) -> float:
@@ -434,9 +490,14 @@ def _user_stated(claim: Claim, supporting: list[Evidence]) -> bool:
         if item.source_type != "memory":
             continue
         lines = {_norm_line(line).lower().lstrip("-*+ ") for line in item.snippet.splitlines()}
-        if wanted in lines and (
-            value_tokens(claim.text) or bindings(claim.text) or any("_" in n for n in names_in(claim.text))
-        ):
+        # It states something specific: a value, a binding, an identifier or a proper name ("Priya").
+        states = (
+            value_tokens(claim.text)
+            or bindings(claim.text)
+            or any("_" in n for n in names_in(claim.text))
+            or re.search(r"\w[\s:;,]+[A-Z][a-z]+", claim.text)
+        )
+        if wanted in lines and states:
             return True
     return False
 
@@ -446,11 +507,12 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     asked = frozenset(asked_names(question)[0])
     texts = {item.id: _cited_text(item, read_line) for item in pool}
     contexts = {item.id: _context(item, texts[item.id][0]) for item in pool}
-    checks = tuple(_check(claim, item, *texts[item.id], statement, asked) for item in pool)
+    scopes = frozenset(scope_of(item) for item in pool if item.id in claim.evidence_ids)
+    checks = tuple(_check(claim, item, *texts[item.id], statement, asked, scopes) for item in pool)
     by_id = {item.id: item for item in pool}
     supporting = [c for c in checks if c.supports]
     support_items = [by_id[c.evidence_id] for c in supporting]
-    support_keys = list(dict.fromkeys(item.source_key for item in support_items))
+    support_keys = independent_sources(support_items)
     contra_keys = list(
         dict.fromkeys(
             by_id[c.evidence_id].source_key
@@ -462,7 +524,11 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     # a docstring sentence that only shares words with the question is prose like any other.
     valued = bool(value_tokens(claim.text) or bindings(claim.text))
     code_verified = any(
-        c.reverified and (valued or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " "))))
+        c.reverified
+        and (
+            (by_id[c.evidence_id].role == "code" and valued)
+            or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " ")))
+        )
         for c in supporting
     )
     strong = any(c.coverage >= 1.0 for c in supporting)
@@ -470,7 +536,7 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
 
     off_topic = _off_topic(question, claim, support_items, contexts) if supporting else ""
     covered_text = " ".join([claim.text, *(contexts[c.evidence_id] for c in supporting)])
-    relevance = question_coverage(question, covered_text)
+    relevance = answer_relevance(question, covered_text)
     if relevance is None:  # a question with nothing to look for cannot be missed
         relevance = 1.0
     if relevance < RELEVANCE_FRACTION and not off_topic and supporting:
