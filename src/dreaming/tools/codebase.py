@@ -28,6 +28,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import (
+    CODE_ROLES,
     PROSE_SUFFIXES,
     EvidencePool,
     LineRole,
@@ -319,7 +320,7 @@ class RipgrepSearch:
             context = path_words | {w for w in words if w in scope.lower()}
             # A line holding no search word still counts when it binds a value inside an asked def/class: the
             # parameter of "before_sleep_log" that a question calls "traceback" is named exc_info.
-            if not present and not (role == "code" and asked & set(context) and bindings(raw)):
+            if not present and not (role == "signature" and asked & set(context) and bindings(raw)):
                 continue
             score = line_score(_clip(raw).strip(), role, present, context, weights, kind)
             low_i, high_i = max(0, index - self.context_lines), min(len(lines), index + self.context_lines + 1)
@@ -379,8 +380,8 @@ def line_score(
     if role == "code" and _DEF_LINE.match(text):
         # A signature that binds a default to a searched name ("errors: str = 'replace'") is a definition too.
         score += DEFINITION_BONUS if binds_word else HEADER_BONUS if names_word else 0.0
-    elif (role == "code" and name is not None and names_word) or (
-        kind == "exception" and role == "code" and text.startswith("raise ")
+    elif (role in ("code", "signature") and name is not None and names_word) or (
+        kind == "exception" and role in CODE_ROLES and text.startswith("raise ")
     ):
         score += DEFINITION_BONUS
     elif kind == "prose" and role == "docstring" and is_statement(text):
@@ -427,23 +428,33 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
     """Return, per line of a source file, its enclosing scope (``Cls.method``) and its role.
 
     Roles: ``docstring`` inside a triple-quoted string, ``example`` from a usage example in one (``>>>``, a code
-    fence, an ``Example:`` heading) to the string's end, ``comment`` for ``#`` lines, ``code`` otherwise; every line
-    of a prose file (Markdown, text) is ``prose``. Fixed and cheap: indentation and triple quotes, no parser.
+    fence, an ``Example:`` heading) to the string's end, ``comment`` for ``#`` lines, ``signature`` for the parameter
+    lines of a multi-line ``def (...)``, ``body`` inside a function, ``code`` at module or class level; every line of
+    a prose file (Markdown, text) is ``prose``. Fixed and cheap: indentation, brackets and triple quotes, no parser.
     """
     if prose:
         return [("", "prose")] * len(lines)
     out: list[tuple[str, LineRole]] = []
-    stack: list[tuple[int, str]] = []
+    stack: list[tuple[int, str, bool]] = []  # (indent, name, is a function)
     in_string = in_example = False
+    depth = 0  # open brackets of a signature still being read
     for raw in lines:
         stripped = raw.strip()
+        scope = ".".join(n for _, n, _ in stack)
         role: LineRole
         if in_string:
             in_example = in_example or bool(_EXAMPLE_START.match(raw))
             role = "example" if in_example else "docstring"
             if len(_TRIPLE.findall(raw)) % 2 == 1:
                 in_string = in_example = False
-            out.append((".".join(n for _, n in stack), role))
+            out.append((scope, role))
+            continue
+        if depth > 0:
+            # A parameter's documentation (typer's Annotated[..., Doc("""...""")]) is a string, not the signature.
+            opens = len(_TRIPLE.findall(raw)) % 2 == 1
+            depth += _brackets(_TRIPLE.split(stripped, 1)[0] if opens else stripped)
+            out.append((scope, "comment" if stripped.startswith("#") else "docstring" if opens else "signature"))
+            in_string = in_string or opens
             continue
         indent = len(raw) - len(raw.lstrip())
         if stripped and not stripped.startswith(("#", ")", "]", "}")):
@@ -451,17 +462,27 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
                 stack.pop()
         match = _DEF_LINE.match(raw)
         if match:
-            stack.append((len(match.group("indent")), match.group("name")))
+            stack.append((len(match.group("indent")), match.group("name"), not stripped.startswith("class ")))
+            depth = max(0, _brackets(stripped))
+        scope = ".".join(n for _, n, _ in stack)
         if stripped.startswith("#"):
             role = "comment"
         elif stripped.startswith(('"""', "'''", 'r"""')):
             role = "docstring"
-        else:
+        elif match:
             role = "code"
+        else:
+            role = "body" if stack and stack[-1][2] else "code"
         if len(_TRIPLE.findall(raw)) % 2 == 1:
             in_string, in_example = True, False
-        out.append((".".join(n for _, n in stack), role))
+        out.append((scope, role))
     return out
+
+
+def _brackets(text: str) -> int:
+    # Opened minus closed brackets, outside string literals (roughly: quoted runs are dropped first).
+    bare = re.sub(r"\"[^\"]*\"|'[^']*'", "", text.split("#", 1)[0])
+    return sum(bare.count(c) for c in "([{") - sum(bare.count(c) for c in ")]}")
 
 
 def _common_parent(roots: Sequence[Path]) -> Path | None:

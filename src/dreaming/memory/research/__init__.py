@@ -8,6 +8,7 @@ from __future__ import annotations
 from dreaming.memory.research._claims import Claim, clean_claims
 from dreaming.memory.research._decide import Decision, Outcome, decide
 from dreaming.memory.research._evidence import (
+    CODE_ROLES,
     REDACTED,
     Evidence,
     EvidencePool,
@@ -60,6 +61,7 @@ from dreaming.memory.research._validate import (
 )
 
 __all__ = [
+    "CODE_ROLES",
     "PROSE_SUFFIXES",
     "REDACTED",
     "Claim",

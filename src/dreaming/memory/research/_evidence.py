@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
 
 __all__ = [
+    "CODE_ROLES",
     "REDACTED",
     "Evidence",
     "EvidencePool",
@@ -23,9 +24,12 @@ __all__ = [
 
 SourceType = Literal["web", "codebase", "memory"]
 SOURCE_TYPES: tuple[str, ...] = get_args(SourceType)
-LineRole = Literal["code", "docstring", "comment", "example", "prose"]
-"""What a matched code line is: code, a docstring line, a comment, a usage example in a docstring, a prose file line."""
+LineRole = Literal["code", "signature", "body", "docstring", "comment", "example", "prose"]
+"""What a matched code line is: code at module or class level, a parameter line of a signature, a line of a function
+body, a docstring line, a comment, a usage example in a docstring, a line of a prose file."""
 LINE_ROLES: tuple[str, ...] = get_args(LineRole)
+CODE_ROLES = ("code", "signature", "body")
+"""The roles of lines that are code (not prose about it)."""
 
 REDACTED = "[REDACTED]"
 """What every key-like string becomes."""

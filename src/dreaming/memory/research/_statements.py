@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dreaming.memory.research._evidence import Evidence
-from dreaming.memory.research._text import word_count
+from dreaming.memory.research._text import bindings, word_count
 
 __all__ = [
     "MIN_CLAIM_WORDS",
@@ -143,7 +143,8 @@ def code_statement(item: Evidence) -> CodeStatement | None:
         return CodeStatement(prose + where, "prose") if is_statement(prose) else None
     param = _PARAM.match(line)
     name = definition_name(line) or (param.group("name") if param else None)
-    if name is not None:
+    # A function's local computes; it defines only when it sets a literal ("self.attempt_number: int = 1").
+    if name is not None and (item.role != "body" or bindings(line, literal=True)):
         note = _docstring(cited[1]) if len(cited) > 1 else None
         body = line.rstrip(",")
         if note:

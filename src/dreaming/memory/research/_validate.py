@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dreaming.memory.research._claims import Claim, clean_claims
-from dreaming.memory.research._evidence import Evidence, EvidencePool, redact_secrets
+from dreaming.memory.research._evidence import CODE_ROLES, Evidence, EvidencePool, redact_secrets
 from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_code_lines, is_statement
 from dreaming.memory.research._text import (
     STOP_WORDS,
@@ -156,14 +156,14 @@ _PROSE_QUESTION = re.compile(
 def question_kind(question: str) -> QuestionKind:
     """Return what a question asks for: an ``exception`` name, a ``value``, or ``prose``.
 
-    An exception word (``error``, ``raise``...) asks for an exception; ``default`` asks for a value; a yes/no, why,
+    ``default`` asks for a value; an exception word (``error``, ``raise``...) for an exception; a yes/no, why,
     how or "what happens" question asks for prose; any other question (what, which, where, who, when, how many...)
     asks for a value: a name, a number, a place.
     """
-    if _EXCEPTION_QUESTION.search(question):
-        return "exception"
     if _DEFAULT_QUESTION.search(question):
         return "value"
+    if _EXCEPTION_QUESTION.search(question):
+        return "exception"
     if _PROSE_QUESTION.search(question):
         return "prose"
     return "value"
@@ -417,13 +417,26 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         return "names no exception"
     if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text):
         return "states no value"
+    code = [item for item in supporting if item.source_type == "codebase" and item.role in CODE_ROLES]
+    if kind == "value" and code and not bindings(claim.text):
+        return "binds no value to a name (a call or a message is not a definition)"
+    if kind == "value" and _NUMBER_QUESTION.search(question) and not numbers(claim.text):
+        return "states no number, and the question asks for one"
+    paths = " ".join(item.path or "" for item in supporting if item.source_type == "codebase")
+    if paths:
+        # The path names the library; what the question asks about it must be in the claim or its def/class.
+        said = " ".join([claim.text, *((item.scope or "").replace(".", " ") for item in supporting)])
+        residual = [t for t in _specific_terms(question) if t not in names_in(paths)]
+        covered = sum(t in names_in(said) for t in residual)
+        if residual and covered < RELEVANCE_FRACTION * len(residual):
+            return f"says too little of what the question asks ({covered} of {len(residual)}: {', '.join(residual)})"
     if kind == "value" and bindings(claim.text) and not _binds_asked(question, claim.text):
         return "binds its value to another name than the one asked"
     for item in supporting:
         scope = (item.scope or "").replace(".", " ")
-        if item.role == "code" and scope and not (names_in(scope) & _question_words(question)):
+        if item.role in CODE_ROLES and scope and not (names_in(scope) & _question_words(question)):
             return f"is about {item.scope}, which the question does not name"
-    if kind == "prose" and any(item.source_type == "codebase" and item.role == "code" for item in supporting):
+    if kind == "prose" and any(item.source_type == "codebase" and item.role in CODE_ROLES for item in supporting):
         return "is a line of code, and the question asks how or why"
     return ""
 
@@ -431,9 +444,52 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
 GENERIC_WORDS = frozenset(
     {"default", "defaults", "value", "values", "parameter", "parameters", "param", "params", "option", "options",
      "argument", "arguments", "arg", "args", "name", "names", "type", "types", "setting", "settings", "config",
-     "field", "attribute", "variable", "constant", "number"}
+     "field", "attribute", "variable", "constant", "number", "kind", "sort"}
 )  # fmt: skip
 """Words that say what kind of thing a question asks for, not which one: they never tie a claim to a question."""
+
+
+_NUMBER_QUESTION = re.compile(r"\b(?:how\s+(?:many|much|long|often)|number|count|size)\b", re.IGNORECASE)
+_VERBS = frozenset(
+    [
+        "write",
+        "writes",
+        "store",
+        "stores",
+        "keep",
+        "keeps",
+        "use",
+        "make",
+        "get",
+        "set",
+        "add",
+        "run",
+        "start",
+        "take",
+        "give",
+        "look",
+        "find",
+        "call",
+        "return",
+        "create",
+        "send",
+        "read",
+        "load",
+        "save",
+        "put",
+        "do",
+        "does",
+        "stamp",
+        "stamps",
+    ]
+)
+
+
+def _specific_terms(question: str) -> list[str]:
+    # The question's salient terms minus the words that only say what kind of answer is wanted.
+    skip = GENERIC_WORDS | _EXCEPTION_WORDS | _VERBS
+    skip |= set(salient_terms(" ".join(sorted(skip))))
+    return [t for t in salient_terms(question) if t not in skip]
 
 
 def _question_words(question: str) -> set[str]:
@@ -526,7 +582,7 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     code_verified = any(
         c.reverified
         and (
-            (by_id[c.evidence_id].role == "code" and valued)
+            (by_id[c.evidence_id].role in CODE_ROLES and valued)
             or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " ")))
         )
         for c in supporting
