@@ -314,8 +314,8 @@ def bindings(text: str, *, literal: bool = False) -> frozenset[tuple[str, str]]:
         if not name or name.lower() in STOP_WORDS:
             continue
         value = match.group("value")
-        if match.group("op") not in (None, "=") and re.fullmatch(r"[a-z]+", value):
-            continue  # "the value is cached" is prose, not a binding; "the limit is 25" and "X is None" are
+        if match.group("op") not in (None, "=") and (re.fullmatch(r"[a-z]+", value) or name in ("self", "cls")):
+            continue  # "the value is cached" and "self is x" are not bindings; "the limit is 25" and "X is None" are
         if literal and not (value[0] in "\"'-" or value[0].isdigit() or value in ("True", "False", "None")):
             continue
         key, bound = "_".join(_parts(name)), _norm_value(value)

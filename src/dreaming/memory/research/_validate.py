@@ -428,7 +428,7 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         said = " ".join([claim.text, *((item.scope or "").replace(".", " ") for item in supporting)])
         residual = [t for t in _specific_terms(question) if t not in names_in(paths)]
         covered = sum(t in names_in(said) for t in residual)
-        if residual and covered < RELEVANCE_FRACTION * len(residual):
+        if residual and covered <= len(residual) / 2:
             return f"says too little of what the question asks ({covered} of {len(residual)}: {', '.join(residual)})"
     if kind == "value" and bindings(claim.text) and not _binds_asked(question, claim.text):
         return "binds its value to another name than the one asked"
