@@ -150,7 +150,9 @@ def code_statement(item: Evidence) -> CodeStatement | None:
         if note:
             kind: StatementKind = "signature" if _DEF.match(line) else "definition"
             return CodeStatement(f"{body}{where} — {note}", kind, name)
-        if _DEF.match(line) is None or " #" in line:  # a signature alone says nothing; a trailing comment does
+        # A signature alone says nothing, unless it binds defaults ("def decode(self, errors='replace')") or carries
+        # a trailing comment.
+        if _DEF.match(line) is None or " #" in line or bindings(line):
             return CodeStatement(body + where, "definition", name)
         return None
     raised = _RAISE.match(line)

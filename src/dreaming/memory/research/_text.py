@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 __all__ = [
+    "SCOPE_NOTE",
     "STOP_WORDS",
     "asked_names",
     "bindings",
@@ -194,6 +195,9 @@ def term_coverage(terms: tuple[str, ...], text: str) -> float:
 _QUOTED = re.compile(r"(?<!\[)(?P<q>[\"'`])(?P<body>[^\"'`\n]{1,80})(?P=q)(?!\])")  # not a ["key"]
 # A host, path, bucket or version: word characters joined by "-", "." or "/" (not a sentence's full stop).
 _TECHNICAL = re.compile(r"(?<![\w./-])[A-Za-z0-9_]+(?:[-./][A-Za-z0-9_]+)+(?![\w/-]|\.\w)")
+_RAISED = re.compile(r"\braise\s+([A-Za-z_][\w.]*)")
+SCOPE_NOTE = re.compile(r" \(in [A-Za-z_][\w.]*\)")
+"""How a code statement names its enclosing def/class (``... (in wait_exponential.__init__)``): a place, not a value."""
 _PLAIN_NAME = re.compile(r"[A-Za-z_][\w.]*(?:\(\))?")
 _EXCEPTION = re.compile(
     r"\b[A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Abort|Interrupt|Warning|Timeout)\b|\bExit\b|\bAbort\b"
@@ -261,6 +265,7 @@ def value_tokens(text: str) -> frozenset[str]:
     ``.`` or ``/`` (``db-staging.internal``, ``data/chat.db``, ``acme-exports-eu``). These are what a claim asserts;
     a source supports the claim only if it carries every one of them.
     """
+    text = SCOPE_NOTE.sub("", text)
     found: set[str] = set(numbers(text))
     found.update(
         m.group().lower()
@@ -277,8 +282,10 @@ def value_tokens(text: str) -> frozenset[str]:
 
 
 def exception_names(text: str) -> frozenset[str]:
-    """Return the exception names written in ``text`` (``ValueError``, ``RetryError``, ``typer.Exit``), lowercased."""
-    return frozenset(m.group().lower() for m in _EXCEPTION.finditer(text))
+    """Return the exception names in ``text`` (``ValueError``, ``RetryError``, what a ``raise`` raises), lowercased."""
+    text = SCOPE_NOTE.sub("", text)
+    raised = {m.group(1).rsplit(".", 1)[-1].lower() for m in _RAISED.finditer(text)}
+    return frozenset(m.group().lower() for m in _EXCEPTION.finditer(text)) | raised
 
 
 _ABBREVIATIONS = {"maximum": "max", "minimum": "min", "number": "num", "exponent": "exp", "directory": "dir",
@@ -309,7 +316,7 @@ def bindings(text: str, *, literal: bool = False) -> frozenset[tuple[str, str]]:
     written as literals (numbers, quoted strings, True/False/None), not other names.
     """
     found: set[tuple[str, str]] = set()
-    for match in _BINDING.finditer(text):
+    for match in _BINDING.finditer(SCOPE_NOTE.sub("", text)):
         name = match.group("name").rsplit(".", 1)[-1]
         if not name or name.lower() in STOP_WORDS:
             continue

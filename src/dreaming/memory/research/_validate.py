@@ -49,7 +49,8 @@ one source across files (a copied line, a vendored copy, a generated file); all 
 
     sum(SOURCE_WEIGHTS[i] for the i-th supporting source; 0.05 for each beyond the fourth)   0.45, 0.25, 0.10, 0.05
     + CODE_BONUS      0.25  when a supporting line of code re-verified and the claim states a value, or a
-                            re-verified docstring or comment belongs to a name the question asks about
+                            re-verified docstring or comment belongs to the def/class the question asks or talks
+                            about (its name holds an asked name, or a specific question word the path does not)
     + STRONG_BONUS    0.10  when some supporting item is a strong support
     - CONTRADICTION_PENALTY 0.25 per contradicting source
 
@@ -415,7 +416,8 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
     kind = question_kind(question)
     if kind == "exception" and not exception_names(claim.text):
         return "names no exception"
-    if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text):
+    named = any(item.source_type != "codebase" for item in supporting) and _PROPER_NAME.search(claim.text)
+    if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text) and not named:
         return "states no value"
     code = [item for item in supporting if item.source_type == "codebase" and item.role in CODE_ROLES]
     if kind == "value" and code and not bindings(claim.text):
@@ -426,9 +428,9 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
     if paths:
         # The path names the library; what the question asks about it must be in the claim or its def/class.
         said = " ".join([claim.text, *((item.scope or "").replace(".", " ") for item in supporting)])
-        residual = [t for t in _specific_terms(question) if t not in names_in(paths)]
+        residual = [t for t in _specific_terms(question) if not _in_path(t, paths)]
         covered = sum(t in names_in(said) for t in residual)
-        if residual and covered <= len(residual) / 2:
+        if residual and covered < RELEVANCE_FRACTION * len(residual):
             return f"says too little of what the question asks ({covered} of {len(residual)}: {', '.join(residual)})"
     if kind == "value" and bindings(claim.text) and not _binds_asked(question, claim.text):
         return "binds its value to another name than the one asked"
@@ -449,6 +451,8 @@ GENERIC_WORDS = frozenset(
 """Words that say what kind of thing a question asks for, not which one: they never tie a claim to a question."""
 
 
+_PROPER_NAME = re.compile(r"\w[\s:;,]+[A-Z][a-z]+")
+"""A capitalized word inside a sentence ("owner: Priya"): in a note or a page, a name is an answer."""
 _NUMBER_QUESTION = re.compile(r"\b(?:how\s+(?:many|much|long|often)|number|count|size)\b", re.IGNORECASE)
 _VERBS = frozenset(
     [
@@ -483,6 +487,22 @@ _VERBS = frozenset(
         "stamps",
     ]
 )
+
+
+def _about_scope(question: str, item: Evidence) -> bool:
+    # A docstring of the def/class the question talks about: the innermost scope names a specific question term
+    # that the path does not ("tenacity's chained wait strategy" and wait_chain's docstring).
+    innermost = (item.scope or "").rsplit(".", 1)[-1]
+    if item.source_type != "codebase" or not innermost or innermost.startswith("__"):
+        return False
+    terms = [t for t in _specific_terms(question) if not _in_path(t, item.path or "")]
+    return bool(set(terms) & names_in(innermost))
+
+
+def _in_path(term: str, paths: str) -> bool:
+    # A path holds a term as a name ("tenacity/wait.py" holds "wait") or, for longer terms, inside one ("graph" in
+    # "langgraph/...": a library's own name is no part of the question's subject).
+    return term in names_in(paths) or (len(term) >= 4 and term in paths.lower())
 
 
 def _specific_terms(question: str) -> list[str]:
@@ -551,7 +571,7 @@ def _user_stated(claim: Claim, supporting: list[Evidence]) -> bool:
             value_tokens(claim.text)
             or bindings(claim.text)
             or any("_" in n for n in names_in(claim.text))
-            or re.search(r"\w[\s:;,]+[A-Z][a-z]+", claim.text)
+            or _PROPER_NAME.search(claim.text)
         )
         if wanted in lines and states:
             return True
@@ -584,6 +604,7 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
         and (
             (by_id[c.evidence_id].role in CODE_ROLES and valued)
             or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " ")))
+            or _about_scope(question, by_id[c.evidence_id])
         )
         for c in supporting
     )
