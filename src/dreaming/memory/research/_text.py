@@ -33,6 +33,7 @@ __all__ = [
     "search_words",
     "term_coverage",
     "value_tokens",
+    "whole_names",
     "with_abbreviations",
     "word_count",
 ]
@@ -358,6 +359,20 @@ def asked_names(question: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
             if word not in STOP_WORDS and len(word) > 2 and word not in _NOT_SUBJECTS:
                 subjects.setdefault(word, None)
     return tuple(n for n in names if n), tuple(s for s in subjects if s not in names)
+
+
+def whole_names(text: str) -> set[str]:
+    """Return the names in ``text`` taken whole: each run lowercased and in snake case, words stemmed; no parts.
+
+    An asked name must appear whole: ``typer.Exit`` is not named by ``exit_code``, ``EphemeralValue`` is named by
+    ``EphemeralValue.__init__``.
+    """
+    found: set[str] = set()
+    for run, ident, parts in _runs(text):
+        found.update({run.lower(), "_".join(parts), ident or "_".join(parts)})
+        if ident is None:
+            found.update(_stem(part) for part in parts)
+    return found
 
 
 def names_in(text: str) -> set[str]:

@@ -92,6 +92,7 @@ from dreaming.memory.research._text import (
     salient_terms,
     term_coverage,
     value_tokens,
+    whole_names,
     with_abbreviations,
 )
 
@@ -101,6 +102,7 @@ __all__ = [
     "GENERIC_WORDS",
     "PROSE_SUPPORT_FRACTION",
     "RELEVANCE_FRACTION",
+    "SETTLED_CONFIDENCE",
     "SOURCE_WEIGHTS",
     "STRONG_BONUS",
     "SUPPORT_TERM_FRACTION",
@@ -141,6 +143,8 @@ STRONG_BONUS = 0.10
 """Added once when some supporting item's context holds every salient term of the claim."""
 CONTRADICTION_PENALTY = 0.25
 """Subtracted per independent contradicting source."""
+SETTLED_CONFIDENCE = 0.7
+"""Claims at or above this confidence are ranked by relevance first (see ``Validation.best``)."""
 USER_STATED_CONFIDENCE = 0.75
 """The least confidence of a claim stated verbatim in the user's own notes (the user is the authority on them)."""
 
@@ -241,15 +245,22 @@ class Validation:
 
     @property
     def best(self) -> ClaimValidation | None:
-        """Return the best claim: highest confidence, then most independent sources, then value support, then earliest.
+        """Return the claim the decision is about, by support quality, never by a model's order.
 
-        Support quality, not a model's order, decides between claims: a well-formed claim that nothing supports
-        never wins over a supported one.
+        Among claims that reach ``SETTLED_CONFIDENCE``, the most relevant wins (then the most confident, the most
+        independent sources, value support); below it, the most confident. So a claim with two sources about
+        another thing never pushes out one with one source about the thing asked, and a well-formed claim that
+        nothing supports never wins over a supported one. Ties go to the earliest.
         """
+
+        def key(item: ClaimValidation) -> tuple[bool, float, float, int, bool]:
+            settled = item.confidence >= SETTLED_CONFIDENCE
+            return (settled, item.relevance if settled else 0.0, item.confidence, len(item.supporting_sources),
+                    item.value_support)  # fmt: skip
+
         best: ClaimValidation | None = None
         for item in self.claims:
-            key = (item.confidence, len(item.supporting_sources), item.value_support)
-            if best is None or key > (best.confidence, len(best.supporting_sources), best.value_support):
+            if best is None or key(item) > key(best):
                 best = item
         return best
 
@@ -399,7 +410,7 @@ def answer_relevance(question: str, text: str) -> float | None:
 def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts: dict[str, str]) -> str:
     # The first relevance rule the claim fails, or "" when it answers the question.
     names, subjects = asked_names(question)
-    held = names_in(" ".join([claim.text, *(contexts[item.id] for item in supporting)]))
+    held = whole_names(" ".join([claim.text, *(contexts[item.id] for item in supporting)]))
     missing = [n for n in names if n not in held]
     if missing:
         return f"does not name {', '.join(missing)}"
@@ -453,7 +464,11 @@ GENERIC_WORDS = frozenset(
 
 _PROPER_NAME = re.compile(r"\w[\s:;,]+[A-Z][a-z]+")
 """A capitalized word inside a sentence ("owner: Priya"): in a note or a page, a name is an answer."""
-_NUMBER_QUESTION = re.compile(r"\b(?:how\s+(?:many|much|long|often)|number|count|size)\b", re.IGNORECASE)
+_NUMBER_QUESTION = re.compile(
+    r"\b(?:how\s+(?:many|much|long|often)|number|count|size|timeout|port|percent|bytes|"
+    r"(?:milli)?seconds?|minutes?|hours?|days?)\b",
+    re.IGNORECASE,
+)
 _VERBS = frozenset(
     [
         "write",
