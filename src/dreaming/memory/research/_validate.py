@@ -433,6 +433,8 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
     code = [item for item in supporting if item.source_type == "codebase" and item.role in CODE_ROLES]
     if kind == "value" and code and not bindings(claim.text):
         return "binds no value to a name (a call or a message is not a definition)"
+    if kind == "value" and code and all(i.role == "body" for i in code) and not bindings(claim.text, literal=True):
+        return "is a computation inside a function, not a definition"
     if kind == "value" and _NUMBER_QUESTION.search(question) and not numbers(claim.text):
         return "states no number, and the question asks for one"
     paths = " ".join(item.path or "" for item in supporting if item.source_type == "codebase")
