@@ -28,6 +28,7 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import (
+    ABBREVIATIONS,
     CODE_ROLES,
     PROSE_SUFFIXES,
     EvidencePool,
@@ -38,6 +39,7 @@ from dreaming.memory.research import (
     fence_hits,
     identifiers,
     is_statement,
+    open_brackets,
     question_kind,
     redact_secrets,
     search_words,
@@ -315,12 +317,13 @@ class RipgrepSearch:
         hits = []
         for index, raw in enumerate(lines):
             low = raw.lower()
-            present = {w for w in words if w in low}
+            present = {w for w in words if w in low or (w in ABBREVIATIONS and ABBREVIATIONS[w] in low)}
             scope, role = outline[index]
             context = path_words | {w for w in words if w in scope.lower()}
             # A line holding no search word still counts when it binds a value inside an asked def/class: the
             # parameter of "before_sleep_log" that a question calls "traceback" is named exc_info.
-            if not present and not (role == "signature" and asked & set(context) and bindings(raw)):
+            in_asked = asked & set(context)
+            if not present and not (in_asked and role in ("signature", "body") and bindings(raw, literal=True)):
                 continue
             score = line_score(_clip(raw).strip(), role, present, context, weights, kind)
             low_i, high_i = max(0, index - self.context_lines), min(len(lines), index + self.context_lines + 1)
@@ -367,22 +370,23 @@ def line_score(
 
     The rarity weight of the search words the line holds, plus ``CONTEXT_SHARE`` of those only its path or enclosing
     def/class holds (a parameter line of ``wait_exponential.__init__`` is about ``wait_exponential``), over the weight
-    of every word; then its shape: ``DEFINITION_BONUS`` for a line binding a value to a name holding a search word,
+    of every word (a word's short form counts: ``max`` for "maximum"); then its shape: ``DEFINITION_BONUS`` for a
+    line binding a value to a name holding a search word (in a function body, only a literal value),
     ``HEADER_BONUS`` for such a def/class line, ``DEFINITION_BONUS`` for a ``raise`` when the question asks about an
     exception and for a docstring line when it asks how or why; ``FRAGMENT_PENALTY`` off a fragment, a comment or a
     usage example.
     """
     total = sum(weights.values()) or 1.0
     score = (sum(weights[w] for w in present) + CONTEXT_SHARE * sum(weights[w] for w in context - present)) / total
+    forms = {form for w in present for form in (w, ABBREVIATIONS.get(w, w))}
     name = definition_name(text)
-    names_word = name is not None and any(w in name.lower() for w in present)
-    binds_word = any(w in bound for bound, _ in bindings(text) for w in present)
+    names_word = name is not None and any(f in name.lower() for f in forms)
+    binds_word = any(f in bound for bound, _ in bindings(text) for f in forms)
+    defines = role in ("code", "signature") or (role == "body" and bool(bindings(text, literal=True)))
     if role == "code" and _DEF_LINE.match(text):
         # A signature that binds a default to a searched name ("errors: str = 'replace'") is a definition too.
         score += DEFINITION_BONUS if binds_word else HEADER_BONUS if names_word else 0.0
-    elif (role in ("code", "signature") and name is not None and names_word) or (
-        kind == "exception" and role in CODE_ROLES and text.startswith("raise ")
-    ):
+    elif (defines and names_word) or (kind == "exception" and role in CODE_ROLES and text.startswith("raise ")):
         score += DEFINITION_BONUS
     elif kind == "prose" and role == "docstring" and is_statement(text):
         score += DEFINITION_BONUS / 2
@@ -452,7 +456,7 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
         if depth > 0:
             # A parameter's documentation (typer's Annotated[..., Doc("""...""")]) is a string, not the signature.
             opens = len(_TRIPLE.findall(raw)) % 2 == 1
-            depth += _brackets(_TRIPLE.split(stripped, 1)[0] if opens else stripped)
+            depth += open_brackets(_TRIPLE.split(stripped, 1)[0] if opens else stripped)
             out.append((scope, "comment" if stripped.startswith("#") else "docstring" if opens else "signature"))
             in_string = in_string or opens
             continue
@@ -463,7 +467,7 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
         match = _DEF_LINE.match(raw)
         if match:
             stack.append((len(match.group("indent")), match.group("name"), not stripped.startswith("class ")))
-            depth = max(0, _brackets(stripped))
+            depth = max(0, open_brackets(stripped))
         scope = ".".join(n for _, n, _ in stack)
         if stripped.startswith("#"):
             role = "comment"
@@ -477,12 +481,6 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
             in_string, in_example = True, False
         out.append((scope, role))
     return out
-
-
-def _brackets(text: str) -> int:
-    # Opened minus closed brackets, outside string literals (roughly: quoted runs are dropped first).
-    bare = re.sub(r"\"[^\"]*\"|'[^']*'", "", text.split("#", 1)[0])
-    return sum(bare.count(c) for c in "([{") - sum(bare.count(c) for c in ")]}")
 
 
 def _common_parent(roots: Sequence[Path]) -> Path | None:

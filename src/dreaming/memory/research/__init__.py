@@ -36,9 +36,10 @@ from dreaming.memory.research._records import (
     research_log_row,
 )
 from dreaming.memory.research._render import render_rem_research_section
-from dreaming.memory.research._statements import PROSE_SUFFIXES, definition_name, is_statement
+from dreaming.memory.research._statements import PROSE_SUFFIXES, definition_name, is_statement, open_brackets
 from dreaming.memory.research._synthesize import synthesize_extractive
 from dreaming.memory.research._text import (
+    ABBREVIATIONS,
     asked_names,
     bindings,
     identifiers,
@@ -61,6 +62,7 @@ from dreaming.memory.research._validate import (
 )
 
 __all__ = [
+    "ABBREVIATIONS",
     "CODE_ROLES",
     "PROSE_SUFFIXES",
     "REDACTED",
@@ -95,6 +97,7 @@ __all__ = [
     "identifiers",
     "is_statement",
     "numbers",
+    "open_brackets",
     "question_kind",
     "read_research_insights",
     "reads_as_instruction",

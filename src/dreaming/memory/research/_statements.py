@@ -36,8 +36,11 @@ __all__ = [
     "code_statement",
     "definition_name",
     "is_statement",
+    "open_brackets",
 ]
 
+MAX_CONTINUATION_LINES = 2
+"""How many lines after a matched line a statement may run on to close its brackets (the snippet's context)."""
 MIN_CLAIM_WORDS = 4
 """Word tokens a claim needs unless it is a definition (see the module docstring)."""
 PROSE_SUFFIXES = (".md", ".markdown", ".rst", ".txt", ".adoc")
@@ -89,21 +92,40 @@ def _comment(line: str) -> str | None:
 
 
 def cited_code_lines(item: Evidence) -> tuple[str, ...]:
-    """Return the lines a codebase match cites from ``item.line``: the matched line, and a definition's docstring.
+    """Return the consecutive lines a codebase match cites from ``item.line``.
 
-    The docstring is the snippet's line right after the matched line, when that line opens a docstring. Other
-    evidence, and codebase evidence without a matched line, cites nothing here.
+    The matched line, then either the lines that close the brackets it opens (``LIMIT = int(`` ... ``)``, at most
+    ``MAX_CONTINUATION_LINES``) or a definition's docstring on the next line. They come from the snippet, so
+    validation re-reads each at ``line + offset``. Other evidence, and codebase evidence without a matched line,
+    cites nothing here.
     """
     if item.source_type != "codebase" or item.line_text is None:
         return ()
     matched = item.line_text.strip()
-    if definition_name(matched) is None or _is_prose_file(item):
+    if _is_prose_file(item) or item.role not in (None, "code", "signature", "body"):
         return (matched,)
     lines = [line.strip() for line in item.snippet.splitlines()]
-    for index, line in enumerate(lines[:-1]):
-        if line == matched and _docstring(lines[index + 1]) is not None:
-            return (matched, lines[index + 1])
+    at = next((i for i, line in enumerate(lines) if line == matched), None)
+    if at is None:
+        return (matched,)
+    depth = open_brackets(matched)
+    if depth > 0:
+        cited = [matched]
+        for line in lines[at + 1 : at + 1 + MAX_CONTINUATION_LINES]:
+            cited.append(line)
+            depth += open_brackets(line)
+            if depth <= 0:
+                return tuple(cited)
+        return (matched,)  # the statement goes on past the snippet: only its first line is cited
+    if definition_name(matched) is not None and at + 1 < len(lines) and _docstring(lines[at + 1]) is not None:
+        return (matched, lines[at + 1])
     return (matched,)
+
+
+def open_brackets(text: str) -> int:
+    """Return the brackets ``text`` opens minus those it closes, outside string literals and comments (roughly)."""
+    bare = re.sub(r"\"[^\"]*\"|'[^']*'", "", text.split("#", 1)[0])
+    return sum(bare.count(c) for c in "([{") - sum(bare.count(c) for c in ")]}")
 
 
 def _is_prose_file(item: Evidence) -> bool:
@@ -141,6 +163,8 @@ def code_statement(item: Evidence) -> CodeStatement | None:
     if item.role in ("docstring", "comment"):
         prose = _docstring(line) or _comment(line) or line.strip().strip("\"'")
         return CodeStatement(prose + where, "prose") if is_statement(prose) else None
+    if len(cited) > 1 and _docstring(cited[1]) is None:  # a statement over several lines, read as one
+        line = " ".join(cited)
     param = _PARAM.match(line)
     name = definition_name(line) or (param.group("name") if param else None)
     # A function's local computes; it defines only when it sets a literal ("self.attempt_number: int = 1").

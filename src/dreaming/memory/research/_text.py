@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 
 __all__ = [
+    "ABBREVIATIONS",
     "SCOPE_NOTE",
     "STOP_WORDS",
     "asked_names",
@@ -196,7 +197,7 @@ def term_coverage(terms: tuple[str, ...], text: str) -> float:
 _QUOTED = re.compile(r"(?<!\[)(?P<q>[\"'`])(?P<body>[^\"'`\n]{1,80})(?P=q)(?!\])")  # not a ["key"]
 # A host, path, bucket or version: word characters joined by "-", "." or "/" (not a sentence's full stop).
 _TECHNICAL = re.compile(r"(?<![\w./-])[A-Za-z0-9_]+(?:[-./][A-Za-z0-9_]+)+(?![\w/-]|\.\w)")
-_RAISED = re.compile(r"\braise\s+([A-Za-z_][\w.]*)")
+_RAISED = re.compile(r"\braise\s+((?:[a-z_]\w*\.)*[A-Z]\w*)")
 SCOPE_NOTE = re.compile(r" \(in [A-Za-z_][\w.]*\)")
 """How a code statement names its enclosing def/class (``... (in wait_exponential.__init__)``): a place, not a value."""
 _PLAIN_NAME = re.compile(r"[A-Za-z_][\w.]*(?:\(\))?")
@@ -206,8 +207,9 @@ _EXCEPTION = re.compile(
 _CONSTANT = re.compile(r"\b(?:True|False|None)\b")
 # "name = value", "name: type = value", "name=value" (a keyword argument or parameter), "name is value".
 _BINDING = re.compile(
-    r"(?P<name>[A-Za-z_][\w.]*)\s*(?:(?::\s*[^=,():]+?)?\s*(?P<op>=(?!=)|\bis\b|\bdefaults? to\b)|:(?=\s*[-\d\"']))\s*"
-    r"(?P<value>[\"'][^\"'\n]+[\"']|[A-Za-z_][\w.]*\b(?:\([^()]*\))?(?![\w(])|-?\d[\d_.,]*)"
+    r"[\"']?(?P<name>[A-Za-z_][\w.]*)[\"']?\s*"
+    r"(?:(?::\s*[^=,():]+?)?\s*(?P<op>=(?!=)|\bis\b|\bdefaults? to\b)|:(?=\s*[-\d\"']))\s*"
+    r"(?P<value>[\"'][^\"'\n]+[\"']|[A-Za-z_][\w.]*\b(?:\((?:[^()]|\([^()]*\))*\))?(?![\w(])|-?\d[\d_.,]*)"
 )
 _POSSESSIVE = re.compile(r"\b([A-Za-z][\w.-]*)'s\b")
 _LIBRARY = re.compile(r"\b(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:library|package|module|framework|sdk|project)\b", re.I)
@@ -289,15 +291,15 @@ def exception_names(text: str) -> frozenset[str]:
     return frozenset(m.group().lower() for m in _EXCEPTION.finditer(text)) | raised
 
 
-_ABBREVIATIONS = {"maximum": "max", "minimum": "min", "number": "num", "exponent": "exp", "directory": "dir",
+ABBREVIATIONS = {"maximum": "max", "minimum": "min", "number": "num", "exponent": "exp", "directory": "dir",
                   "configuration": "config", "arguments": "args", "argument": "arg", "attempts": "attempt"}  # fmt: skip
 
 
 def with_abbreviations(terms: Iterable[str]) -> set[str]:
     """Return ``terms`` plus the short forms code uses for them (``maximum`` -> ``max``), a fixed table."""
     out = set(terms)
-    out.update(_ABBREVIATIONS[t] for t in list(out) if t in _ABBREVIATIONS)
-    out.update(_ABBREVIATIONS[_stem(t)] for t in list(out) if _stem(t) in _ABBREVIATIONS)
+    out.update(ABBREVIATIONS[t] for t in list(out) if t in ABBREVIATIONS)
+    out.update(ABBREVIATIONS[_stem(t)] for t in list(out) if _stem(t) in ABBREVIATIONS)
     return out
 
 

@@ -403,8 +403,11 @@ def question_coverage(question: str, text: str, *, ignore: frozenset[str] = froz
 
 
 def answer_relevance(question: str, text: str) -> float | None:
-    """Return :func:`question_coverage` of ``text`` with the generic and exception words of the question left out."""
-    return question_coverage(question, text, ignore=GENERIC_WORDS | _EXCEPTION_WORDS)
+    """Return :func:`question_coverage` of ``text``, less the question's generic, exception and question words.
+
+    Verbs such as "write" or "stamp" are left out too: they say what happens to the thing asked about, not what it is.
+    """
+    return question_coverage(question, text, ignore=GENERIC_WORDS | _EXCEPTION_WORDS | _VERBS | _WH)
 
 
 def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts: dict[str, str]) -> str:
@@ -433,7 +436,7 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
     code = [item for item in supporting if item.source_type == "codebase" and item.role in CODE_ROLES]
     if kind == "value" and code and not bindings(claim.text):
         return "binds no value to a name (a call or a message is not a definition)"
-    if kind == "value" and code and all(i.role == "body" for i in code) and not bindings(claim.text, literal=True):
+    if kind == "value" and code and all(i.role == "body" for i in code) and not value_tokens(claim.text):
         return "is a computation inside a function, not a definition"
     if kind == "value" and _NUMBER_QUESTION.search(question) and not numbers(claim.text):
         return "states no number, and the question asks for one"
@@ -472,38 +475,12 @@ _NUMBER_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _VERBS = frozenset(
-    [
-        "write",
-        "writes",
-        "store",
-        "stores",
-        "keep",
-        "keeps",
-        "use",
-        "make",
-        "get",
-        "set",
-        "add",
-        "run",
-        "start",
-        "take",
-        "give",
-        "look",
-        "find",
-        "call",
-        "return",
-        "create",
-        "send",
-        "read",
-        "load",
-        "save",
-        "put",
-        "do",
-        "does",
-        "stamp",
-        "stamps",
-    ]
-)
+    {"write", "store", "keep", "use", "make", "get", "set", "add", "run", "start", "take", "give", "look", "find",
+     "call", "return", "create", "send", "read", "load", "save", "put", "happen", "stamp"}
+)  # fmt: skip
+"""Verbs that say what happens to the thing asked about, not what it is."""
+_WH = frozenset({"what", "which", "where", "who", "when", "how", "many", "much", "long", "often"})
+"""Question words (most are stop words already)."""
 
 
 def _about_scope(question: str, item: Evidence) -> bool:
