@@ -33,6 +33,7 @@ __all__ = [
     "PROSE_SUFFIXES",
     "CodeStatement",
     "cited_code_lines",
+    "cited_span",
     "code_statement",
     "definition_name",
     "is_statement",
@@ -92,22 +93,29 @@ def _comment(line: str) -> str | None:
 
 
 def cited_code_lines(item: Evidence) -> tuple[str, ...]:
-    """Return the consecutive lines a codebase match cites from ``item.line``.
+    """Return the consecutive lines a codebase match cites (see :func:`cited_span`)."""
+    return cited_span(item)[1]
+
+
+def cited_span(item: Evidence) -> tuple[int, tuple[str, ...]]:
+    """Return where a codebase match's cited lines start (relative to ``item.line``) and the lines themselves.
 
     The matched line, then either the lines that close the brackets it opens (``LIMIT = int(`` ... ``)``, at most
-    ``MAX_CONTINUATION_LINES``) or a definition's docstring on the next line. They come from the snippet, so
-    validation re-reads each at ``line + offset``. Other evidence, and codebase evidence without a matched line,
-    cites nothing here.
+    ``MAX_CONTINUATION_LINES``) or a definition's docstring on the next line; for a docstring line, the whole
+    sentence it belongs to, when the snippet holds it. They come from the snippet, so validation re-reads each at
+    ``line + offset``. Other evidence, and codebase evidence without a matched line, cites nothing here.
     """
     if item.source_type != "codebase" or item.line_text is None:
-        return ()
+        return 0, ()
     matched = item.line_text.strip()
-    if _is_prose_file(item) or item.role not in (None, "code", "signature", "body"):
-        return (matched,)
     lines = [line.strip() for line in item.snippet.splitlines()]
     at = next((i for i, line in enumerate(lines) if line == matched), None)
-    if at is None:
-        return (matched,)
+    if at is None or _is_prose_file(item):
+        return 0, (matched,)
+    if item.role == "docstring":
+        return _sentence(lines, at)
+    if item.role not in (None, "code", "signature", "body"):
+        return 0, (matched,)
     depth = open_brackets(matched)
     if depth > 0:
         cited = [matched]
@@ -115,11 +123,31 @@ def cited_code_lines(item: Evidence) -> tuple[str, ...]:
             cited.append(line)
             depth += open_brackets(line)
             if depth <= 0:
-                return tuple(cited)
-        return (matched,)  # the statement goes on past the snippet: only its first line is cited
+                return 0, tuple(cited)
+        return 0, (matched,)  # the statement goes on past the snippet: only its first line is cited
     if definition_name(matched) is not None and at + 1 < len(lines) and _docstring(lines[at + 1]) is not None:
-        return (matched, lines[at + 1])
-    return (matched,)
+        return 0, (matched, lines[at + 1])
+    return 0, (matched,)
+
+
+_SENTENCE_CLOSE = (".", "!", "?", ":")
+
+
+def _prose_line(line: str) -> bool:
+    return bool(line) and '"""' not in line and "'''" not in line and not line.endswith(":") and "```" not in line
+
+
+def _sentence(lines: list[str], at: int) -> tuple[int, tuple[str, ...]]:
+    # The docstring sentence around lines[at]: back while the previous line runs on into it, forward until it ends.
+    start = at
+    while start > 0 and _prose_line(lines[start - 1]) and not lines[start - 1].endswith(_SENTENCE_CLOSE):
+        start -= 1
+    end = at
+    while end + 1 < len(lines) and not lines[end].endswith(_SENTENCE_CLOSE) and _prose_line(lines[end + 1]):
+        end += 1
+    if start == end or not lines[end].endswith(_SENTENCE_CLOSE[:3]):
+        return 0, (lines[at],)
+    return start - at, tuple(lines[start : end + 1])
 
 
 def open_brackets(text: str) -> int:
@@ -160,6 +188,8 @@ def code_statement(item: Evidence) -> CodeStatement | None:
     if _is_prose_file(item) or item.role == "prose":
         text = _MARKDOWN_LEAD.sub("", line).strip()
         return CodeStatement(text, "prose") if is_statement(text) else None
+    if item.role == "docstring" and len(cited) > 1:
+        line = " ".join(part.strip().strip("\"'") for part in cited)
     if item.role in ("docstring", "comment"):
         prose = _docstring(line) or _comment(line) or line.strip().strip("\"'")
         return CodeStatement(prose + where, "prose") if is_statement(prose) else None

@@ -78,7 +78,7 @@ from typing import Any, Literal
 
 from dreaming.memory.research._claims import Claim, clean_claims
 from dreaming.memory.research._evidence import CODE_ROLES, Evidence, EvidencePool, redact_secrets
-from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_code_lines, is_statement
+from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_span, is_statement
 from dreaming.memory.research._text import (
     STOP_WORDS,
     asked_names,
@@ -283,11 +283,11 @@ def _cited_text(item: Evidence, read_line: LineReader | None) -> tuple[str, bool
     # The text an item supports with, and for codebase evidence whether its matched line re-verified.
     if item.source_type != "codebase":
         return item.snippet, None
-    cited = cited_code_lines(item)
+    first, cited = cited_span(item)
     if not cited or read_line is None or item.path is None or item.line is None:
         return "\n".join(cited), False
     held: list[str] = []
-    for offset, expected in enumerate(cited):
+    for offset, expected in enumerate(cited, start=first):
         current = read_line(item.path, item.line + offset)
         if current is None or _norm_line(current) != _norm_line(expected):
             break
@@ -444,9 +444,14 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
     if paths:
         # The path names the library; what the question asks about it must be in the claim or its def/class.
         said = " ".join([claim.text, *((item.scope or "").replace(".", " ") for item in supporting)])
-        residual = [t for t in _specific_terms(question) if not _in_path(t, paths)]
+        specific = _specific_terms(question)
+        residual = [t for t in specific if not _in_path(t, paths)]
         covered = sum(t in names_in(said) for t in residual)
-        if residual and covered < RELEVANCE_FRACTION * len(residual):
+        # A file whose path names nothing of the question must carry more than half of it on its own.
+        anchored = len(residual) < len(specific)
+        if residual and (
+            covered < RELEVANCE_FRACTION * len(residual) or (not anchored and covered <= len(residual) / 2)
+        ):
             return f"says too little of what the question asks ({covered} of {len(residual)}: {', '.join(residual)})"
     if kind == "value" and bindings(claim.text) and not _binds_asked(question, claim.text):
         return "binds its value to another name than the one asked"
@@ -553,6 +558,12 @@ def _source_weight(index: int) -> float:
     return SOURCE_WEIGHTS[min(index, len(SOURCE_WEIGHTS) - 1)]
 
 
+_DEFAULT_LIKE = re.compile(
+    r"\bdefaults?\b|\bif\s+(?:i|you|we)\s+(?:do\s+not|don't)\s+(?:pass|set|give)|\bwithout\s+(?:passing|setting)",
+    re.IGNORECASE,
+)
+
+
 def _user_stated(claim: Claim, supporting: list[Evidence]) -> bool:
     # The claim is a line of the user's own notes, word for word, and states something (a value or a name).
     wanted = _norm_line(claim.text).lower().lstrip("-*+ ")
@@ -613,7 +624,10 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     if relevance < RELEVANCE_FRACTION and not off_topic and supporting:
         off_topic = f"covers {relevance:.0%} of the question"
 
+    # A note on how we set something up is no answer to what a library does by default.
     user_stated = bool(supporting) and _user_stated(claim, support_items)
+    if user_stated and _DEFAULT_LIKE.search(question) and not _DEFAULT_LIKE.search(claim.text):
+        user_stated = False
     score = sum(_source_weight(i) for i in range(len(support_keys)))
     score += CODE_BONUS if code_verified else 0.0
     score += STRONG_BONUS if strong and supporting else 0.0
