@@ -447,8 +447,9 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         specific = _specific_terms(question)
         residual = [t for t in specific if not _in_path(t, paths)]
         covered = sum(t in names_in(said) for t in residual)
-        # A file whose path names nothing of the question must carry more than half of it on its own.
-        anchored = len(residual) < len(specific)
+        # A line whose path and def/class name nothing of the question must carry more than half of it on its own.
+        scopes = names_in(" ".join((item.scope or "").replace(".", " ") for item in supporting))
+        anchored = len(residual) < len(specific) or any(t in scopes for t in specific)
         if residual and (
             covered < RELEVANCE_FRACTION * len(residual) or (not anchored and covered <= len(residual) / 2)
         ):
