@@ -142,9 +142,9 @@ def test_injection_in_a_page_and_a_code_comment_changes_no_decision_or_number(
     clean, planted = results
     # The formula's own maximum: code line + web page, both strong.
     assert clean[0][:3] == ("keep", 1.0, "code-crossref")
-    # Planted text vouches for nothing: the injected page no longer counts, so the finding rests on the code line
-    # alone. An injection can only lower a number, never raise one, and is never the finding.
-    assert planted[0][:3] == ("keep", 0.8, "code-crossref")
+    # Planted text vouches for nothing: the injected page no longer counts, and a line of code alone does not answer
+    # a how-question. An injection can only lower a number, never raise one, and is never the finding.
+    assert planted[0][0] == "discard" and planted[0][1] < clean[0][1]
     assert all(p[1] <= c[1] for p, c in zip(planted, clean, strict=True))
     assert all(INJECTION not in str(text).lower() for *_, text in planted)
 

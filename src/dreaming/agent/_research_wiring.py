@@ -14,7 +14,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from dreaming.agent._checks import Skipped
+from dreaming.agent._checks import CandidateGuard, Skipped
 from dreaming.agent.gateway import LLMGateway
 from dreaming.config import DreamingConfig
 from dreaming.graph import ChatAnswer, ResearchDeps
@@ -29,8 +29,14 @@ __all__ = ["GatewayResearchChat", "build_research_deps", "codebase_roots"]
 class GatewayResearchChat:
     """The gateway as research's budgeted chat: ``refusal`` is the gateway's check, ``ainvoke`` its call."""
 
-    def __init__(self, gateway: LLMGateway) -> None:
+    def __init__(self, gateway: LLMGateway, guard: CandidateGuard | None = None) -> None:
         self._gateway = gateway
+        self._guard = guard or gateway.candidate_guard()
+
+    def candidate_refusal(self, text: str, confidence: float, recalls: float) -> str | None:
+        """Run the run's candidate checks; return ``"<reason>: <detail>"`` or None when allowed."""
+        decision = self._guard.check(text, confidence, recalls)
+        return f"{decision.reason}: {decision.detail}" if isinstance(decision, Skipped) else None
 
     def refusal(self, node: str, *, gap: str | None) -> str | None:
         """Return the gateway's refusal reason for a call now, or None when allowed."""
@@ -73,12 +79,18 @@ def codebase_roots(ws: Workspace, config: DreamingConfig) -> list[Path]:
 
 
 def build_research_deps(
-    ws: Workspace, config: DreamingConfig, *, env: Mapping[str, str], gateway: LLMGateway | None
+    ws: Workspace,
+    config: DreamingConfig,
+    *,
+    env: Mapping[str, str],
+    gateway: LLMGateway | None,
+    guard: CandidateGuard | None = None,
 ) -> ResearchDeps | None:
     """Return the night's research dependencies, or None when ``[autoresearch]`` is off.
 
     A source not listed in ``[autoresearch] sources`` is left out; the web source also needs ``TAVILY_API_KEY``
-    (without it nothing ever calls out); the chat is the gateway only when it is available.
+    (without it nothing ever calls out); the chat is the gateway only when it is available, with the run's
+    candidate checks (``guard``, a fresh one by default).
     """
     cfg = config.autoresearch
     if not cfg.enabled:
@@ -88,7 +100,7 @@ def build_research_deps(
         codebase = RipgrepSearch(codebase_roots(ws, config), base=ws.root)
     memory = WorkspaceMemorySearch(ws) if "memory" in cfg.sources else None
     web = web_search_from_env(env) if "web" in cfg.sources else None
-    chat = GatewayResearchChat(gateway) if gateway is not None and gateway.available else None
+    chat = GatewayResearchChat(gateway, guard) if gateway is not None and gateway.available else None
     return ResearchDeps(
         codebase=codebase, memory=memory, web=web, chat=chat, read_line=codebase.read_line if codebase else None
     )

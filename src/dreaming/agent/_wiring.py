@@ -11,13 +11,14 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from dreaming.agent._checks import filter_candidates
 from dreaming.agent._research_wiring import build_research_deps
 from dreaming.agent.gateway import BudgetedModels, LLMGateway, build_gateway
 from dreaming.agent.narrative import write_narrative
 from dreaming.agent.verify import VerifyCandidate, verify_insights
 from dreaming.graph import DreamContext, ProgressFn
 
-__all__ = ["night_context", "to_verify_candidate", "utc_now"]
+__all__ = ["night_context", "to_verify_candidate", "utc_now", "verify_text"]
 
 
 def utc_now() -> datetime:
@@ -42,6 +43,11 @@ def to_verify_candidate(row: Mapping[str, Any]) -> VerifyCandidate:
     )
 
 
+def verify_text(candidate: VerifyCandidate) -> str:
+    """Return a verdict insight as a candidate's text for the duplicate check: its id."""
+    return candidate.id
+
+
 def night_context(
     *,
     env: Mapping[str, str],
@@ -52,7 +58,10 @@ def night_context(
     """Return the function that completes a base context with what the environment configures.
 
     The budget's sliding window runs on the real ``clock``, never on the night's (possibly replayed) ``now``:
-    money is spent in real time. Without ``progress`` the night reports nothing.
+    money is spent in real time. Without ``progress`` the night reports nothing. The budget's candidate checks run
+    before any model spend on a candidate: a knowledge gap (confidence ``1 - best_score``, recalls its count; see
+    ``graph/_research_gap.py``) and a verdict insight to verify (confidence its gate score, recalls its sample
+    size ``n``).
     """
 
     def complete(base: DreamContext) -> DreamContext:
@@ -61,8 +70,14 @@ def night_context(
         else:
             gateway = build_gateway(base.config, base.workspace, env=env, now=clock)
 
+        # One set of candidate checks for the whole night: research and verify share its duplicate memory.
+        guard = gateway.candidate_guard()
+
         async def verify(rows: Sequence[Mapping[str, Any]]) -> Mapping[str, str]:
-            return await verify_insights(gateway, [to_verify_candidate(r) for r in rows], now=clock())
+            candidates = [to_verify_candidate(r) for r in rows]
+            passed = filter_candidates(candidates, guard, text=verify_text, confidence=lambda c: c.score,
+                                       recalls=lambda c: c.n)  # fmt: skip
+            return await verify_insights(gateway, list(passed.passed), now=clock())
 
         async def narrate(facts: str) -> str | None:
             return await write_narrative(gateway, facts, now=clock())
@@ -74,7 +89,7 @@ def night_context(
             models=BudgetedModels(gateway),
             verify=verify if available else None,
             narrate=narrate if available else None,
-            research=build_research_deps(base.workspace, base.config, env=env, gateway=gateway),
+            research=build_research_deps(base.workspace, base.config, env=env, gateway=gateway, guard=guard),
         )
 
     return complete

@@ -48,6 +48,14 @@ class ResearchChat(Protocol):
         """Return why a call from ``node`` for ``gap`` would be refused now, or None when it may go ahead."""
         ...
 
+    def candidate_refusal(self, text: str, confidence: float, recalls: float) -> str | None:
+        """Run the budget's candidate checks (budget, quality, duplicate) on a candidate for model work.
+
+        Returns ``"<reason>: <detail>"`` (``budget_exceeded``, ``low_quality`` or ``duplicate``) or None when the
+        model may work on it. An allowed candidate is remembered for the run, so the same one is refused next time.
+        """
+        ...
+
     async def ainvoke(
         self,
         messages: Sequence[BaseMessage],

@@ -1,8 +1,25 @@
-"""One gap's research, end to end: gather, synthesize, clean, validate, (veto), decide. Returns JSON-able results.
+r"""The nodes of the research subgraph: one gap, from the budget's say to keep, discard or abstain (spec/research.md).
 
-Without a model: the fixed plan and extractive synthesis. With one: the model's tool-calling loop, claims citing
-evidence ids, and an optional veto; when the budget refuses the very first call the gap is ``skipped_budget``
-(nothing was researched), when it refuses later the gap goes on with the evidence it has, extractively.
+The subgraph itself is built in ``build.py`` (``build_research_graph``).
+
+::
+
+    START -> budget_research -> research -> validate -> keep | discard | abstain -> END
+                        \              \-> discard   (every source failed, the time ran out, the budget said no)
+                         \-> discard     (the time ran out before it began, no source enabled)
+
+- ``budget_research`` is the budget node before the gap's model calls: the candidate checks (budget, quality,
+  duplicate; ``[budget] min_confidence`` and ``min_recalls``) and the gateway's own refusal decide whether a model
+  may work on this gap. A gap refused for its quality or as a duplicate is still researched, without a model; a
+  refused budget skips it (``skipped_budget``). The gateway checks every call again.
+- ``research`` gathers evidence: the model's tool-calling loop (with the fixed plan as its floor) or the fixed plan.
+- ``validate`` validates the model's claims and the extractive candidates side by side, lets the model veto the
+  best (it can only lower), and decides.
+- ``keep``, ``discard`` and ``abstain`` close the finding (tokens, cost, time, notes) and hand it to the night.
+
+A gap's **confidence**, for the candidate checks, is ``1 - best_score``: how sure the failed searches are that the
+memory lacks the answer (a search that nearly answered is a weak gap); its **recalls** are its count, how many
+searches failed on it. Each branch's writes are checkpointed by node, so a resumed night does not redo a finished gap.
 """
 
 from __future__ import annotations
@@ -10,16 +27,22 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any
+import operator
+from collections.abc import Mapping
+from typing import Annotated, Any
 
-from dreaming.config import AutoresearchConfig
-from dreaming.graph._research_deps import ResearchDeps
-from dreaming.graph._research_model import ChatUsage, research_with_model, synthesize_with_model, veto
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+from typing_extensions import TypedDict
+
+from dreaming.graph._research_model import NODE, ChatUsage, research_with_model, synthesize_with_model, veto
 from dreaming.graph._research_sources import GapSources
+from dreaming.graph.context import DreamContext
+from dreaming.memory import record_event
 from dreaming.memory.research import (
     Claim,
     Evidence,
+    EvidencePool,
     FindingOutcome,
     ResearchFinding,
     decide,
@@ -28,12 +51,66 @@ from dreaming.memory.research import (
     validate_claims,
 )
 
-__all__ = ["finding_from_json", "finding_to_json", "research_one_gap", "skipped_finding"]
+__all__ = [
+    "GapResearchOutput",
+    "GapResearchState",
+    "GapTask",
+    "abstain",
+    "budget_research",
+    "discard",
+    "finding_from_json",
+    "finding_to_json",
+    "gap_candidate",
+    "keep",
+    "research",
+    "skipped_finding",
+    "validate",
+]
 
 logger = logging.getLogger(__name__)
 
 MODEL_CALLS_RESERVED = 2
 """Model calls of a gap kept back from the tool loop: one for the claims, one for the veto."""
+
+
+class GapTask(TypedDict):
+    """What one research branch receives through ``Send``."""
+
+    key: str
+    query: str
+    index: int
+    deadline: float
+    count: int
+    best_score: float
+
+
+class GapResearchState(TypedDict, total=False):
+    """The state of one gap's research (JSON-able, checkpointed after each node)."""
+
+    task: GapTask
+    """The gap."""
+    started: float
+    """When its research began, by the context's clock."""
+    use_model: bool
+    """Whether a model may work on it (the budget node's decision)."""
+    evidence: list[dict[str, Any]]
+    """Its evidence pool, in order."""
+    failed_sources: dict[str, str]
+    """Sources that failed, with their error."""
+    tool_calls: int
+    """Tool calls made."""
+    usage: dict[str, Any]
+    """Model work: calls, tokens, cost, why it stopped, notes."""
+    finding: dict[str, Any]
+    """The finding so far (``finding_to_json``)."""
+    research_results: Annotated[list[dict[str, Any]], operator.add]
+    """The branch's one result, handed to the night's state (the same key there)."""
+
+
+class GapResearchOutput(TypedDict):
+    """What the subgraph gives back to the night."""
+
+    research_results: Annotated[list[dict[str, Any]], operator.add]
 
 
 def finding_to_json(finding: ResearchFinding) -> dict[str, Any]:
@@ -48,6 +125,7 @@ def finding_to_json(finding: ResearchFinding) -> dict[str, Any]:
         "confidence": finding.confidence,
         "method": finding.method,
         "independent_sources": finding.independent_sources,
+        "user_stated": finding.user_stated,
         "tokens": finding.tokens,
         "cost_usd": finding.cost_usd,
         "duration_s": finding.duration_s,
@@ -67,6 +145,7 @@ def finding_from_json(data: Mapping[str, Any]) -> ResearchFinding:
         confidence=float(data.get("confidence", 0.0)),
         method=data.get("method"),
         independent_sources=int(data.get("independent_sources", 0)),
+        user_stated=bool(data.get("user_stated", False)),
         tokens=int(data.get("tokens", 0)),
         cost_usd=float(data.get("cost_usd", 0.0)),
         duration_s=float(data.get("duration_s", 0.0)),
@@ -78,90 +157,167 @@ def skipped_finding(gap: str, decision: FindingOutcome, reason: str, **extra: An
     return ResearchFinding(gap=gap, decision=decision, reason=reason, **extra)
 
 
-def _result(key: str, index: int, finding: ResearchFinding, sources: GapSources | None) -> dict[str, Any]:
-    return {
-        "key": key,
-        "index": index,
-        "finding": finding_to_json(finding),
-        "failed_sources": dict(sources.failed) if sources else {},
-        "tool_calls": sources.tool_calls if sources else 0,
-    }
+def gap_candidate(task: GapTask) -> tuple[str, float, float]:
+    """Return a gap as a candidate for the budget's checks: ``(text, confidence, recalls)`` (module docstring)."""
+    return task["query"], max(0.0, min(1.0, 1.0 - float(task["best_score"]))), float(task["count"])
 
 
-async def _gather_and_decide(
-    key: str, question: str, deps: ResearchDeps, cfg: AutoresearchConfig, sources: GapSources,
-    usage: ChatUsage, time_left: Callable[[], bool],
-) -> ResearchFinding | None:  # fmt: skip
-    chat = deps.chat
-    if chat is not None:
-        loop_calls = max(1, cfg.max_llm_calls_per_gap - MODEL_CALLS_RESERVED)
-        await research_with_model(question, key, sources, chat, usage, max_calls=loop_calls, time_left=time_left)
-        if usage.calls == 0 and usage.stopped_by is not None:
-            return None  # the budget refused the first call: nothing was researched
-        if usage.tool_rounds == 0 and not usage.stopped_by:
-            # A model that calls no tool may not answer from its own knowledge: the fixed plan is the floor.
-            await sources.run_fixed_plan(question)
-    else:
-        await sources.run_fixed_plan(question)
-    if sources.all_failed:
-        failures = "; ".join(f"{name}: {message}" for name, message in sorted(sources.failed.items()))
-        return skipped_finding(question, "failed", f"every source failed ({failures})")
-    # The model's claims and the extractive ones are validated side by side: the best surviving claim wins, so a
-    # model's well-formed but unsupported claims can never push out what the evidence itself says.
-    claims: list[Claim] = []
-    if chat is not None and len(sources.pool) and usage.stopped_by is None:
-        claims.extend(await synthesize_with_model(question, key, sources, chat, usage) or ())
-    claims.extend(synthesize_extractive(question, sources.pool))
-    validation = validate_claims(question, claims, sources.pool, read_line=deps.read_line)
-    objection: str | None = None
-    best = validation.best
-    if (
-        chat is not None
-        and best is not None
-        and best.confidence >= cfg.confidence_threshold
-        and usage.stopped_by is None
-    ):
-        objection = await veto(question, key, best.claim, sources, chat, usage)
-    decision = decide(validation, cfg.confidence_threshold, veto=objection)
-    return finding_from_validation(question, validation, decision, evidence=sources.pool.items)
+def _usage(state: GapResearchState) -> ChatUsage:
+    return ChatUsage(**state.get("usage", {}))
 
 
-async def research_one_gap(
-    *, key: str, question: str, index: int, deadline: float, deps: ResearchDeps, cfg: AutoresearchConfig,
-    clock: Callable[[], float],
-) -> dict[str, Any]:  # fmt: skip
-    """Research one gap before ``deadline`` (by ``clock``) and return its JSON-able result for the graph state.
+def _skip(state: GapResearchState, decision: FindingOutcome, reason: str) -> Command[str]:
+    finding = skipped_finding(state["task"]["query"], decision, reason)
+    return Command(goto="discard", update={"finding": finding_to_json(finding)})
 
-    The result holds ``key``, ``index`` (selection order), ``finding`` (:func:`finding_to_json`), ``failed_sources``
-    and ``tool_calls``.
-    """
-    started = clock()
-    if started >= deadline:
-        return _result(
-            key, index, skipped_finding(question, "skipped_time", "the research time limit was reached"), None
-        )
-    sources = GapSources(deps, cfg.sources, max_tool_calls=cfg.max_tool_calls_per_gap)
+
+def budget_research(state: GapResearchState, runtime: Runtime[DreamContext]) -> Command[str]:
+    """Decide, before a gap's model calls, whether a model may work on it and whether to research it at all."""
+    ctx = runtime.context
+    assert ctx.research is not None  # routed here only when research is configured
+    task = state["task"]
+    started = ctx.clock()
+    if started >= task["deadline"]:
+        return _skip(state, "skipped_time", "the research time limit was reached")
+    sources = GapSources(ctx.research, ctx.config.autoresearch.sources, max_tool_calls=0)
     if not sources.enabled:
-        return _result(key, index, skipped_finding(question, "failed", "no research source is enabled"), sources)
-    usage = ChatUsage()
+        return _skip(state, "failed", "no research source is enabled")
+    chat = ctx.research.chat
+    notes: list[str] = []
+    use_model = chat is not None
+    if chat is not None:
+        refused = chat.candidate_refusal(*gap_candidate(task))
+        if refused is not None and refused.startswith("budget_exceeded"):
+            return _skip(state, "skipped_budget", f"the budget refused the model call ({refused})")
+        if refused is not None:
+            # A weak or repeated gap is still researched, on the evidence alone: it just gets no model spend.
+            record_event(ctx.workspace.events, "llm.refused", ctx.now, node=NODE, gap=task["key"], reason=refused,
+                         run_id=ctx.run_id)  # fmt: skip
+            notes.append(f"no model work ({refused})")
+            use_model = False
+        elif (reason := chat.refusal(NODE, gap=task["key"])) is not None:
+            return _skip(state, "skipped_budget", f"the budget refused the model call ({reason})")
+    usage = ChatUsage(notes=notes)
+    return Command(
+        goto="research", update={"started": started, "use_model": use_model, "usage": dataclasses.asdict(usage)}
+    )
+
+
+async def research(state: GapResearchState, runtime: Runtime[DreamContext]) -> Command[str]:
+    """Gather evidence: the model's tool loop (the fixed plan its floor) or the fixed plan, before the deadline."""
+    ctx = runtime.context
+    assert ctx.research is not None
+    cfg = ctx.config.autoresearch
+    task = state["task"]
+    sources = GapSources(ctx.research, cfg.sources, max_tool_calls=cfg.max_tool_calls_per_gap)
+    usage = _usage(state)
+    chat = ctx.research.chat if state.get("use_model") else None
+    outcome: tuple[FindingOutcome, str] | None = None
+    async with ctx.research.slots(cfg.concurrency):
+        ctx.progress("research", f"researching {task['query']!r}")
+        try:
+            async with asyncio.timeout(max(0.0, task["deadline"] - ctx.clock())):
+                if chat is not None:
+                    loop_calls = max(1, cfg.max_llm_calls_per_gap - MODEL_CALLS_RESERVED)
+                    await research_with_model(task["query"], task["key"], sources, chat, usage, max_calls=loop_calls,
+                                              time_left=lambda: ctx.clock() < task["deadline"])  # fmt: skip
+                if chat is None or (usage.tool_rounds == 0 and not (usage.calls == 0 and usage.stopped_by)):
+                    # A model that calls no tool may not answer from its own knowledge: the fixed plan is the floor.
+                    await sources.run_fixed_plan(task["query"])
+        except TimeoutError:
+            logger.warning("research of %r stopped by the time limit", task["key"])
+            outcome = ("skipped_time", "the research time limit was reached during this gap")
+    if outcome is None and chat is not None and usage.calls == 0 and usage.stopped_by is not None:
+        outcome = ("skipped_budget", f"the budget refused the model call ({usage.stopped_by})")
+    if outcome is None and sources.all_failed:
+        failures = "; ".join(f"{name}: {message}" for name, message in sorted(sources.failed.items()))
+        outcome = ("failed", f"every source failed ({failures})")
+    update: dict[str, Any] = {
+        "evidence": [item.to_dict() for item in sources.pool],
+        "failed_sources": dict(sources.failed),
+        "tool_calls": sources.tool_calls,
+        "usage": dataclasses.asdict(usage),
+    }
+    if outcome is not None:
+        update["finding"] = finding_to_json(skipped_finding(task["query"], *outcome))
+        return Command(goto="discard", update=update)
+    return Command(goto="validate", update=update)
+
+
+async def validate(state: GapResearchState, runtime: Runtime[DreamContext]) -> Command[str]:
+    """Validate the model's claims and the extractive ones side by side, let the model veto the best, decide."""
+    ctx = runtime.context
+    assert ctx.research is not None
+    cfg = ctx.config.autoresearch
+    task = state["task"]
+    question, key = task["query"], task["key"]
+    sources = GapSources(ctx.research, cfg.sources, max_tool_calls=0)
+    sources.pool = EvidencePool(Evidence.from_dict(e) for e in state.get("evidence", ()))
+    usage = _usage(state)
+    chat = ctx.research.chat if state.get("use_model") else None
+    # The best surviving claim wins, so a model's well-formed but unsupported claims can never push out what the
+    # evidence itself says.
+    claims: list[Claim] = []
+    objection: str | None = None
     try:
-        async with asyncio.timeout(deadline - started):
-            finding = await _gather_and_decide(key, question, deps, cfg, sources, usage, lambda: clock() < deadline)
+        async with asyncio.timeout(max(0.0, task["deadline"] - ctx.clock())):
+            if chat is not None and len(sources.pool) and usage.stopped_by is None:
+                claims.extend(await synthesize_with_model(question, key, sources, chat, usage) or ())
+            claims.extend(synthesize_extractive(question, sources.pool))
+            validation = validate_claims(question, claims, sources.pool, read_line=ctx.research.read_line)
+            best = validation.best
+            settled = best is not None and best.confidence >= cfg.confidence_threshold
+            if chat is not None and best is not None and settled and usage.stopped_by is None:
+                objection = await veto(question, key, best.claim, sources, chat, usage)
     except TimeoutError:
-        logger.warning("research of %r stopped by the time limit", key)
         finding = skipped_finding(question, "skipped_time", "the research time limit was reached during this gap")
-    if finding is None:
-        finding = skipped_finding(question, "skipped_budget", f"the budget refused the model call ({usage.stopped_by})")
+        return Command(goto="discard", update={"finding": finding_to_json(finding), "usage": dataclasses.asdict(usage)})
+    decision = decide(validation, cfg.confidence_threshold, veto=objection)
+    finding = finding_from_validation(question, validation, decision, evidence=sources.pool.items)
+    update = {"finding": finding_to_json(finding), "usage": dataclasses.asdict(usage)}
+    goto = {"keep": "keep", "abstain": "abstain"}.get(decision.outcome, "discard")
+    return Command(goto=goto, update=update)
+
+
+def _close(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    # The finding with its notes, spend and time, as the night's one result for this gap.
+    ctx = runtime.context
+    task = state["task"]
+    usage = _usage(state)
+    finding = finding_from_json(state["finding"])
+    failed = state.get("failed_sources") or {}
     notes = list(usage.notes)
     if usage.stopped_by and finding.decision != "skipped_budget":
         notes.append(f"model work stopped early ({usage.stopped_by})")
-    if sources.failed and finding.decision != "failed":
-        notes.append("failed sources: " + "; ".join(f"{n}: {m}" for n, m in sorted(sources.failed.items())))
+    if failed and finding.decision != "failed":
+        notes.append("failed sources: " + "; ".join(f"{n}: {m}" for n, m in sorted(failed.items())))
     finding = dataclasses.replace(
         finding,
         reason="; ".join([finding.reason, *notes]),
         tokens=usage.tokens,
         cost_usd=usage.cost_usd,
-        duration_s=max(0.0, clock() - started),
+        duration_s=max(0.0, ctx.clock() - state.get("started", ctx.clock())),
     )
-    return _result(key, index, finding, sources)
+    result = {
+        "key": task["key"],
+        "index": task["index"],
+        "finding": finding_to_json(finding),
+        "failed_sources": dict(failed),
+        "tool_calls": int(state.get("tool_calls", 0)),
+    }
+    return {"research_results": [result]}
+
+
+def keep(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Close a kept finding: a research candidate for deep sleep."""
+    return _close(state, runtime)
+
+
+def discard(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Close a gap that keeps nothing: discarded with its reason, failed, or skipped (budget, time)."""
+    return _close(state, runtime)
+
+
+def abstain(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+    """Close a gap with no evidence at all: nothing is answered from a model's own knowledge."""
+    return _close(state, runtime)

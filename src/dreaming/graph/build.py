@@ -1,13 +1,19 @@
-"""Build the nightly graph. Wiring only: what each node does lives in ``nodes.py``, ``research.py`` and ``memory/``.
+"""Build the nightly graph and its research subgraph.
+
+Wiring only: what each node does lives in ``nodes.py``, ``research.py``, ``_research_gap.py`` and ``memory/``.
 
 ::
 
     START -> light -> rem -> research_select -> [research_gap x N] -> research_collect -> budget_verify
           -> [verify] -> deep -> budget_narrative -> [narrative] -> diary -> END
 
+    research_gap (one gap, sent by research_select; its own state):
+    START -> budget_research -> research -> validate -> keep | discard | abstain -> END
+
 ``research_select`` goes straight to ``budget_verify`` when autoresearch is off. A ``budget_*`` node stands before
-every node that calls a model and routes either to it or past it, recording why in ``halts``; research checks the
-budget before each of its own model calls. Every node has an explicit retry policy that retries nothing: the tools
+every node that calls a model and routes either to it or past it, recording why in ``halts``; ``budget_research``
+runs the candidate checks for its gap, and the gateway checks every call again. Every node has an explicit retry
+policy that retries nothing: the tools
 retry exactly the errors worth retrying themselves (timeouts, 429, 5xx), and LangGraph's default would retry the
 wrong ones.
 """
@@ -19,11 +25,12 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
+from dreaming.graph import _research_gap as gap
 from dreaming.graph import nodes, research
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
 
-__all__ = ["NO_RETRY", "build_dream_graph"]
+__all__ = ["NO_RETRY", "build_dream_graph", "build_research_graph"]
 
 NO_RETRY = RetryPolicy(max_attempts=1)
 """One attempt per node: a failure is recorded and the run resumes from its checkpoint, never blindly retried."""
@@ -40,8 +47,8 @@ def build_dream_graph() -> StateGraph[DreamState, DreamContext, DreamState, Drea
         destinations=("research_gap", "research_collect", "budget_verify"),
         retry_policy=NO_RETRY,
     )
-    # Its input is the Send payload (a GapTask), not the graph state; LangGraph's stubs only type state inputs.
-    research_gap: Any = research.research_gap
+    # Each gap is sent to the compiled research subgraph, with its own state; its result joins the night's.
+    research_gap: Any = build_research_graph().compile()
     graph.add_node("research_gap", research_gap, retry_policy=NO_RETRY)
     graph.add_node("research_collect", research.research_collect, retry_policy=NO_RETRY)
     graph.add_node("budget_verify", nodes.budget_verify, destinations=("verify", "deep"), retry_policy=NO_RETRY)
@@ -61,4 +68,19 @@ def build_dream_graph() -> StateGraph[DreamState, DreamContext, DreamState, Drea
     graph.add_edge("deep", "budget_narrative")
     graph.add_edge("narrative", "diary")
     graph.add_edge("diary", END)
+    return graph
+
+
+def build_research_graph() -> StateGraph[
+    gap.GapResearchState, DreamContext, gap.GapResearchState, gap.GapResearchOutput
+]:
+    """Return the (uncompiled) research subgraph of one gap (see ``_research_gap``)."""
+    graph = StateGraph(gap.GapResearchState, context_schema=DreamContext, output_schema=gap.GapResearchOutput)
+    graph.add_node("budget_research", gap.budget_research, destinations=("research", "discard"), retry_policy=NO_RETRY)
+    graph.add_node("research", gap.research, destinations=("validate", "discard"), retry_policy=NO_RETRY)
+    graph.add_node("validate", gap.validate, destinations=("keep", "discard", "abstain"), retry_policy=NO_RETRY)
+    for name, node in (("keep", gap.keep), ("discard", gap.discard), ("abstain", gap.abstain)):
+        graph.add_node(name, node, retry_policy=NO_RETRY)
+        graph.add_edge(name, END)
+    graph.add_edge(START, "budget_research")
     return graph

@@ -5,8 +5,9 @@ The shape::
     rem -> research_select -(Send per gap)-> research_gap x N (concurrency) -> research_collect -> budget_verify
                           \-(disabled)-> budget_verify
 
-``research_select`` picks tonight's gaps and sets the phase's deadline; each ``research_gap`` branch is its own
-LangGraph task, so its writes are checkpointed as soon as it finishes and a resumed run does not redo it;
+``research_select`` picks tonight's gaps and sets the phase's deadline; each ``research_gap`` branch is the research
+subgraph (``_research_gap.py``) run on one gap as its own LangGraph task, so its writes are checkpointed node by node
+and a resumed run does not redo a finished gap;
 ``research_collect`` logs one ``research.jsonl`` row per gap, records each attempt on the gap and builds the diary's
 research section. :func:`promote_research` is called by ``deep`` before the MEMORY.md index is written.
 """
@@ -21,9 +22,8 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
-from typing_extensions import TypedDict
 
-from dreaming.graph._research_gap import finding_from_json, finding_to_json, research_one_gap, skipped_finding
+from dreaming.graph._research_gap import GapTask, finding_from_json, finding_to_json, skipped_finding
 from dreaming.graph._research_lines import collect_lines, promotion_lines
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
@@ -39,7 +39,7 @@ from dreaming.memory.research import (
     write_research_insight,
 )
 
-__all__ = ["GapTask", "promote_research", "research_collect", "research_gap", "research_select"]
+__all__ = ["promote_research", "research_collect", "research_select"]
 
 logger = logging.getLogger(__name__)
 
@@ -49,15 +49,6 @@ _ATTEMPTS: dict[str, AttemptOutcome] = {
     "abstain": "abstained",
     "failed": "failed",
 }
-
-
-class GapTask(TypedDict):
-    """What one ``research_gap`` branch receives through ``Send``."""
-
-    key: str
-    query: str
-    index: int
-    deadline: float
 
 
 def research_select(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:
@@ -79,35 +70,15 @@ def research_select(state: DreamState, runtime: Runtime[DreamContext]) -> Comman
             skipped.append({"key": gap.key, "index": index, "finding": finding_to_json(finding)})
             continue
         seen[mark] = gap.query
-        task: GapTask = {"key": gap.key, "query": redact_secrets(gap.query), "index": index, "deadline": deadline}
-        sends.append(Send("research_gap", task))
+        task: GapTask = {"key": gap.key, "query": redact_secrets(gap.query), "index": index, "deadline": deadline,
+                         "count": gap.count, "best_score": gap.best_score}  # fmt: skip
+        sends.append(Send("research_gap", {"task": task}))
     update = {
         "research_plan": [{"key": g.key, "query": g.query} for g in gaps],
         "research_deadline": deadline,
         "research_results": skipped,
     }
     return Command(goto=sends or "research_collect", update=update)
-
-
-async def research_gap(task: GapTask, runtime: Runtime[DreamContext]) -> dict[str, Any]:
-    """Research one gap (one LangGraph task, checkpointed on its own) and append its result.
-
-    At most ``[autoresearch] concurrency`` branches research at once (``ResearchDeps.slots``).
-    """
-    ctx = runtime.context
-    assert ctx.research is not None  # routed here only when research is configured
-    async with ctx.research.slots(ctx.config.autoresearch.concurrency):
-        ctx.progress("research", f"researching {task['query']!r}")
-        result = await research_one_gap(
-            key=task["key"],
-            question=task["query"],
-            index=task["index"],
-            deadline=task["deadline"],
-            deps=ctx.research,
-            cfg=ctx.config.autoresearch,
-            clock=ctx.clock,
-        )
-    return {"research_results": [result]}
 
 
 def _dedupe_claims(findings: list[ResearchFinding]) -> list[ResearchFinding]:

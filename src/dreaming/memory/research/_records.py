@@ -51,6 +51,8 @@ class ResearchFinding:
     """The validation method, None when nothing was validated."""
     independent_sources: int = 0
     """How many independent sources support the claim (the supersede rule needs two)."""
+    user_stated: bool = False
+    """The claim is a line of the user's own notes (kept on the user's word)."""
     tokens: int = 0
     """LLM tokens spent on this gap."""
     cost_usd: float = 0.0
@@ -96,6 +98,7 @@ def finding_from_validation(
         confidence=best.confidence if best else 0.0,
         method=best.method if best else None,
         independent_sources=len(best.supporting_sources) if best else 0,
+        user_stated=best.user_stated if best else False,
         tokens=tokens,
         cost_usd=cost_usd,
         duration_s=duration_s,
@@ -112,6 +115,7 @@ def research_log_row(run_id: str, finding: ResearchFinding, now: datetime) -> di
         "decision": finding.decision,
         "confidence": finding.confidence,
         "method": finding.method,
+        "user_stated": finding.user_stated,
         "claim": redact_secrets(finding.claim.text) if finding.claim else None,
         "evidence_ids": [item.id for item in finding.evidence],
         "locators": list(finding.locators),

@@ -196,7 +196,7 @@ def term_coverage(terms: tuple[str, ...], text: str) -> float:
 
 _QUOTED = re.compile(r"(?<!\[)(?P<q>[\"'`])(?P<body>[^\"'`\n]{1,80})(?P=q)(?!\])")  # not a ["key"]
 # A host, path, bucket or version: word characters joined by "-", "." or "/" (not a sentence's full stop).
-_TECHNICAL = re.compile(r"(?<![\w./-])[A-Za-z0-9_]+(?:[-./][A-Za-z0-9_]+)+(?![\w/-]|\.\w)")
+_TECHNICAL = re.compile(r"(?<![\w./-])\.?\w+(?:[-./]+\w+)+(?![\w/-]|\.\w)")
 _RAISED = re.compile(r"\braise\s+((?:[a-z_]\w*\.)*[A-Z]\w*)")
 SCOPE_NOTE = re.compile(r" \(in [A-Za-z_][\w.]*\)")
 """How a code statement names its enclosing def/class (``... (in wait_exponential.__init__)``): a place, not a value."""

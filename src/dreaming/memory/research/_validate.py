@@ -31,7 +31,7 @@ names (``the backoff library``, ``stamina's``), a subject of code evidence being
 ``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers (``GENERIC_WORDS`` and exception words left
 out); and, for a question asking for a value
 (``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
-name one, and for a how/why question (``question_kind`` prose) rest on prose, not on a line of code. A value claim
+name one, and for a how/why question (``question_kind`` prose) rest on some prose, not on lines of code alone. A value claim
 binds its value to the name asked (not to a parameter whose *type* is the asked class), and a code line inside a
 def/class counts only when that scope shares a name or word with the question. Otherwise the confidence is 0: an
 off-topic truth is not an answer.
@@ -433,7 +433,7 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
     named = any(item.source_type != "codebase" for item in supporting) and _PROPER_NAME.search(claim.text)
     if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text) and not named:
         return "states no value"
-    code = [item for item in supporting if item.source_type == "codebase" and item.role in CODE_ROLES]
+    code = [item for item in supporting if item.source_type == "codebase" and _is_code(item)]
     if kind == "value" and code and not bindings(claim.text):
         return "binds no value to a name (a call or a message is not a definition)"
     if kind == "value" and code and all(i.role == "body" for i in code) and not value_tokens(claim.text):
@@ -458,9 +458,9 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         return "binds its value to another name than the one asked"
     for item in supporting:
         scope = (item.scope or "").replace(".", " ")
-        if item.role in CODE_ROLES and scope and not (names_in(scope) & _question_words(question)):
+        if _is_code(item) and scope and not (names_in(scope) & _question_words(question)):
             return f"is about {item.scope}, which the question does not name"
-    if kind == "prose" and any(item.source_type == "codebase" and item.role in CODE_ROLES for item in supporting):
+    if kind == "prose" and all(_is_code(item) for item in supporting):
         return "is a line of code, and the question asks how or why"
     return ""
 
@@ -487,6 +487,11 @@ _VERBS = frozenset(
 """Verbs that say what happens to the thing asked about, not what it is."""
 _WH = frozenset({"what", "which", "where", "who", "when", "how", "many", "much", "long", "often"})
 """Question words (most are stop words already)."""
+
+
+def _is_code(item: Evidence) -> bool:
+    # A codebase line of code; a hit without a role (an older one, a fake) counts as code.
+    return item.source_type == "codebase" and (item.role or "code") in CODE_ROLES
 
 
 def _about_scope(question: str, item: Evidence) -> bool:
@@ -608,7 +613,7 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     code_verified = any(
         c.reverified
         and (
-            (by_id[c.evidence_id].role in CODE_ROLES and valued)
+            (_is_code(by_id[c.evidence_id]) and valued)
             or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " ")))
             or _about_scope(question, by_id[c.evidence_id])
         )
