@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import typer
 from typer.testing import CliRunner
@@ -74,4 +73,4 @@ def test_doctor_repair_json(workspace: Workspace) -> None:
     assert out.exit_code == 0, out.output
     payload = json.loads(out.stdout)
     assert payload["repair"]["removed_stale_lock"] is True and payload["audit"]["issues"] == []
-    assert not lock.exists() and time.time() > 0
+    assert not lock.exists()

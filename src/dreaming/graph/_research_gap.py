@@ -90,7 +90,7 @@ class GapResearchState(TypedDict, total=False):
     task: GapTask
     """The gap."""
     started: float
-    """When its research began, by the context's clock."""
+    """When its research began (a slot was free), by the context's clock."""
     use_model: bool
     """Whether a model may work on it (the budget node's decision)."""
     evidence: list[dict[str, Any]]
@@ -176,8 +176,7 @@ def budget_research(state: GapResearchState, runtime: Runtime[DreamContext]) -> 
     ctx = runtime.context
     assert ctx.research is not None  # routed here only when research is configured
     task = state["task"]
-    started = ctx.clock()
-    if started >= task["deadline"]:
+    if ctx.clock() >= task["deadline"]:
         return _skip(state, "skipped_time", "the research time limit was reached")
     sources = GapSources(ctx.research, ctx.config.autoresearch.sources, max_tool_calls=0)
     if not sources.enabled:
@@ -198,9 +197,7 @@ def budget_research(state: GapResearchState, runtime: Runtime[DreamContext]) -> 
         elif (reason := chat.refusal(NODE, gap=task["key"])) is not None:
             return _skip(state, "skipped_budget", f"the budget refused the model call ({reason})")
     usage = ChatUsage(notes=notes)
-    return Command(
-        goto="research", update={"started": started, "use_model": use_model, "usage": dataclasses.asdict(usage)}
-    )
+    return Command(goto="research", update={"use_model": use_model, "usage": dataclasses.asdict(usage)})
 
 
 async def research(state: GapResearchState, runtime: Runtime[DreamContext]) -> Command[str]:
@@ -214,6 +211,7 @@ async def research(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
     chat = ctx.research.chat if state.get("use_model") else None
     outcome: tuple[FindingOutcome, str] | None = None
     async with ctx.research.slots(cfg.concurrency):
+        started = ctx.clock()  # a gap's time is its own work, not its wait for a slot
         ctx.progress("research", f"researching {task['query']!r}")
         try:
             async with asyncio.timeout(max(0.0, task["deadline"] - ctx.clock())):
@@ -233,6 +231,7 @@ async def research(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
         failures = "; ".join(f"{name}: {message}" for name, message in sorted(sources.failed.items()))
         outcome = ("failed", f"every source failed ({failures})")
     update: dict[str, Any] = {
+        "started": started,
         "evidence": [item.to_dict() for item in sources.pool],
         "failed_sources": dict(sources.failed),
         "tool_calls": sources.tool_calls,

@@ -174,6 +174,7 @@ def test_research_log_rows(workspace: Workspace, now: datetime) -> None:
         "decision": "keep",
         "confidence": 0.8,
         "method": "multi-source",
+        "user_stated": False,
         "claim": "The default confidence threshold is 0.7",
         "evidence_ids": ["E1", "E2"],
         "locators": ["https://example.com/doc", "https://docs.other.org/doc"],

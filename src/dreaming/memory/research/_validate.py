@@ -18,7 +18,8 @@ its enclosing def/class.
    names that name (``exp_base defaults to 1`` is not supported by ``multiplier: float = 1, exp_base: float = 2``);
    and a claim written as code (``name = value``) binds values the cited text binds. A comment never supports a
    claim with a value (it is what someone said about the code, not the code);
-2. **names**: at least ``SUPPORT_TERM_FRACTION`` (0.6) of the claim's salient terms occur in the item's context;
+2. **names**: at least ``SUPPORT_TERM_FRACTION`` (0.6) of the claim's salient terms (less ``GENERIC_WORDS`` such as
+   "default") occur in the item's context;
 3. **no values, no overlap**: a claim with no value and no binding is prose; it is supported only by an item whose
    context holds at least ``PROSE_SUPPORT_FRACTION`` (0.9) of its salient terms (near-verbatim). Word overlap
    alone never supports: an unrelated note sharing three words with a code line corroborates nothing.
@@ -31,10 +32,10 @@ names (``the backoff library``, ``stamina's``), a subject of code evidence being
 ``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers (``GENERIC_WORDS`` and exception words left
 out); and, for a question asking for a value
 (``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
-name one, and for a how/why question (``question_kind`` prose) rest on some prose, not on lines of code alone. A value claim
-binds its value to the name asked (not to a parameter whose *type* is the asked class), and a code line inside a
-def/class counts only when that scope shares a name or word with the question. Otherwise the confidence is 0: an
-off-topic truth is not an answer.
+name one, and for a how/why question (``question_kind`` prose) rest on some prose, not on lines of code alone. A
+value claim binds its value to the name asked (not to a parameter whose *type* is the asked class), and a code line
+inside a def/class counts only when that scope shares a name or word with the question. Otherwise the confidence is
+0: an off-topic truth is not an answer.
 
 **Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
 name the claim binds to another literal value (a number, a quoted literal, a constant; ``x = x`` contradicts
@@ -318,8 +319,9 @@ def supports_text(claim_text: str, snippet: str) -> bool:
 
 
 def _supports(claim_text: str, text: str, context: str, *, comment: bool) -> tuple[bool, float, tuple[str, ...]]:
-    # (supports, coverage of the claim's terms in the context, claim values missing from the text)
-    terms = salient_terms(claim_text)
+    # (supports, coverage of the claim's terms in the context, claim values missing from the text); generic words
+    # ("defaults", "value") are phrasing, not content, when the claim has others.
+    terms = tuple(t for t in salient_terms(claim_text) if t not in _GENERIC_STEMS) or salient_terms(claim_text)
     coverage = term_coverage(terms, context) if terms else 0.0
     values = value_tokens(claim_text)
     missing = tuple(sorted(v for v in values if not has_value(text, v)))
@@ -471,6 +473,7 @@ GENERIC_WORDS = frozenset(
      "field", "attribute", "variable", "constant", "number", "kind", "sort"}
 )  # fmt: skip
 """Words that say what kind of thing a question asks for, not which one: they never tie a claim to a question."""
+_GENERIC_STEMS = GENERIC_WORDS | frozenset(salient_terms(" ".join(sorted(GENERIC_WORDS))))
 
 
 _PROPER_NAME = re.compile(r"\w[\s:;,]+[A-Z][a-z]+")
