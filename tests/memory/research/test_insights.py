@@ -97,7 +97,7 @@ def test_a_weaker_contradiction_is_a_conflict_and_writes_nothing(workspace: Work
     old = write_research_insight(workspace, _finding(), now)
     assert isinstance(old, InsightWrite)
     before = sorted(p.name for p in workspace.insights_dir.rglob("*"))
-    # Same question, another number, code-verified but a single source: 0.80 is not above 0.80, and 1 < 2 sources.
+    # Same question, another number, code-verified but a single source: not better supported, and 1 < 2 sources.
     pool = EvidencePool()
     other = "# Research settings\nCONFIDENCE_THRESHOLD = 0.75  # default confidence\n"
     pool.add(code(other, "src/settings.py", 2, "CONFIDENCE_THRESHOLD = 0.75  # default confidence"))
@@ -112,7 +112,9 @@ def test_a_weaker_contradiction_is_a_conflict_and_writes_nothing(workspace: Work
     result = write_research_insight(workspace, finding, now)
     assert isinstance(result, Conflict)
     assert result.existing_id == old.insight_id
-    assert "not above 0.80" in result.reason and "1 independent source(s), 2 needed" in result.reason
+    assert "is not better than the existing (2 source(s), confidence 0.80)" in result.reason
+    assert "1 independent source(s), 2 needed" in result.reason
+    assert result.existing_claim and result.claim  # both sides, for the user to settle
     assert sorted(p.name for p in workspace.insights_dir.rglob("*")) == before
     section = render_rem_research_section([finding], now, conflicts=[result])
     assert "### Conflicts for you to settle" in section
@@ -241,3 +243,24 @@ def test_rem_research_lists_three_sources_and_says_why_a_gap_was_discarded_in_pl
     fragment.add(web("The committee return for 2025 was 4 percent.", "a.example"))
     weak = validate_claims("committee 2025 return", [Claim(text="return 2025,", evidence_ids=("E1",))], fragment)
     assert decide(weak, 0.7).why == "the closest match is a fragment of code or text, not a statement"
+
+
+def test_a_wrong_finding_at_confidence_one_does_not_block_a_better_supported_one(
+    workspace: Workspace, now: datetime
+) -> None:
+    wrong = dataclasses.replace(_finding("The default confidence threshold is 0.9"), confidence=1.0,
+                                independent_sources=1, method="web-confirm")  # fmt: skip
+    old = write_research_insight(workspace, wrong, now)
+    assert isinstance(old, InsightWrite)
+    right = _finding()  # two agreeing domains, 0.80: better supported, though less confident
+    assert right.independent_sources == 2 and right.confidence < wrong.confidence
+    new = write_research_insight(workspace, right, now + timedelta(days=1))
+    assert isinstance(new, InsightWrite) and new.action == "superseded" and new.superseded == (old.insight_id,)
+
+
+def test_the_users_own_word_is_never_superseded(workspace: Workspace, now: datetime) -> None:
+    stated = dataclasses.replace(_finding("The default confidence threshold is 0.9"), user_stated=True,
+                                 independent_sources=1, confidence=0.75)  # fmt: skip
+    assert isinstance(write_research_insight(workspace, stated, now), InsightWrite)
+    result = write_research_insight(workspace, _finding(), now + timedelta(days=1))
+    assert isinstance(result, Conflict) and "the user's own word" in result.reason

@@ -3,11 +3,13 @@
 Related insights: an active research insight is related to a new finding when it has the same slug, or when their
 questions share at least ``RELATED_TERM_FRACTION`` (0.5) of their salient terms (intersection over union). A related
 insight with the same claim (whitespace and case aside) is confirmed: its ``last_confirmed`` moves, the rest stays.
-A related insight with a different claim is superseded only when the new confidence is strictly higher *and* the new
-finding has at least ``SUPERSEDE_MIN_SOURCES`` (2) independent sources: the old file moves to ``insights/archive/`` with
-``status: superseded`` and ``superseded_by``, and the new one says ``supersedes``. Otherwise nothing is written and a
-:class:`Conflict` is returned for DREAMS.md. Nothing is ever deleted; every write is atomic; the same inputs on the
-same date give the same bytes.
+A related insight with a different claim is superseded only when the new finding has at least
+``SUPERSEDE_MIN_SOURCES`` (2) independent sources *and* strictly better support (:func:`support_quality`: enough
+sources, a re-verified code line, more sources, and only then confidence, so a wrong finding kept at 1.00 on one
+source never blocks a right one), and the old one is not the user's own word: the old file moves to
+``insights/archive/`` with ``status: superseded`` and ``superseded_by``, and the new one says ``supersedes``.
+Otherwise nothing is written and a :class:`Conflict`, with both claims, is returned for DREAMS.md. Nothing is ever
+deleted; every write is atomic; the same inputs on the same date give the same bytes.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "ResearchInsight",
     "read_research_insights",
     "research_slug",
+    "support_quality",
     "write_research_insight",
 ]
 
@@ -44,8 +47,9 @@ SUPERSEDE_MIN_SOURCES = 2
 _MAX_SLUG = 60
 # Values that are ids, dates or enums are written bare; free text is JSON-quoted (valid YAML).
 _BARE_KEYS = frozenset(
-    {"id", "kind", "status", "validation_method", "first_promoted", "last_confirmed", "supersedes", "superseded_by"}
-)
+    {"id", "kind", "status", "validation_method", "first_promoted", "last_confirmed", "supersedes", "superseded_by",
+     "independent_sources", "user_stated"}
+)  # fmt: skip
 
 
 def research_slug(question: str) -> str:
@@ -93,6 +97,43 @@ class ResearchInsight:
             return float(self.meta.get("confidence", 0.0))
         except (TypeError, ValueError):
             return 0.0
+
+    @property
+    def independent_sources(self) -> int:
+        """Return how many independent sources supported it (older files: read from the body, else 1)."""
+        value = self.meta.get("independent_sources")
+        if value is None:
+            found = re.search(r"(?m)^- Independent sources: (\d+)$", self.body)
+            value = found.group(1) if found else 1
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return 1
+
+    @property
+    def user_stated(self) -> bool:
+        """Return whether it rests on the user's own notes."""
+        return str(self.meta.get("user_stated", "")).lower() == "true"
+
+    @property
+    def quality(self) -> tuple[bool, bool, int, float]:
+        """Return its support quality (see :func:`support_quality`)."""
+        return support_quality(self.independent_sources, str(self.meta.get("validation_method", "")), self.confidence)
+
+
+def support_quality(sources: int, method: str, confidence: float) -> tuple[bool, bool, int, float]:
+    """Return how well a finding is supported, as a tuple compared in order.
+
+    Enough independent sources to supersede, a re-verified code line (``code-crossref``), the number of sources (up
+    to four), then the confidence. Confidence comes last: a wrong finding kept at 1.00 on one source never blocks a
+    right one on two.
+    """
+    return (sources >= SUPERSEDE_MIN_SOURCES, method == "code-crossref", min(sources, 4), round(confidence, 4))
+
+
+def _describe(quality: tuple[bool, bool, int, float]) -> str:
+    _, code, sources, confidence = quality
+    return f"{sources} source(s){', code re-verified' if code else ''}, confidence {confidence:.2f}"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -224,11 +265,14 @@ def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, toda
         ("claim", claim),
         ("confidence", float(finding.confidence)),
         ("validation_method", finding.method or "single-source"),
+        ("independent_sources", finding.independent_sources),
         ("sources", list(finding.locators)),
         ("first_promoted", first_promoted),
         ("last_confirmed", today),
         ("status", "active"),
     ]
+    if finding.user_stated:
+        meta.append(("user_stated", "true"))
     meta.extend(("supersedes", old) for old in supersedes)
     sources = "\n".join(f"- [{item.id}] {item.source_type}: {item.locator}" for item in finding.evidence)
     return (
@@ -272,12 +316,18 @@ def write_research_insight(ws: Workspace, finding: ResearchFinding, now: datetim
     same = [i for i in related if _same_claim(i.claim, finding.claim.text)]
     different = [i for i in related if not _same_claim(i.claim, finding.claim.text)]
 
+    new_quality = support_quality(finding.independent_sources, finding.method or "", finding.confidence)
     for old in different:
-        if finding.confidence > old.confidence and finding.independent_sources >= SUPERSEDE_MIN_SOURCES:
+        better = new_quality > old.quality
+        if better and finding.independent_sources >= SUPERSEDE_MIN_SOURCES and not old.user_stated:
             continue
         why = []
-        if finding.confidence <= old.confidence:
-            why.append(f"confidence {finding.confidence:.2f} is not above {old.confidence:.2f}")
+        if old.user_stated:
+            why.append("the existing insight is the user's own word")
+        if not better:
+            why.append(
+                f"its support ({_describe(new_quality)}) is not better than the existing ({_describe(old.quality)})"
+            )
         if finding.independent_sources < SUPERSEDE_MIN_SOURCES:
             why.append(f"{finding.independent_sources} independent source(s), {SUPERSEDE_MIN_SOURCES} needed")
         return Conflict(
