@@ -31,7 +31,8 @@ def test_every_documented_command_exists() -> None:
 
 def test_the_architecture_picture_names_every_node_of_the_graph() -> None:
     from dreaming.graph import build_dream_graph
+    from dreaming.graph.build import build_research_graph
 
     picture = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8")
-    nodes = set(build_dream_graph().nodes)
+    nodes = set(build_dream_graph().nodes) | set(build_research_graph().nodes)
     assert nodes and all(name in picture for name in nodes), sorted(n for n in nodes if n not in picture)
