@@ -89,8 +89,8 @@ class GapResearchState(TypedDict, total=False):
 
     task: GapTask
     """The gap."""
-    started: float
-    """When its research began (a slot was free), by the context's clock."""
+    work_s: float
+    """Seconds the gap's own steps took (research and validation), not its waits for a slot or the event loop."""
     use_model: bool
     """Whether a model may work on it (the budget node's decision)."""
     evidence: list[dict[str, Any]]
@@ -211,7 +211,7 @@ async def research(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
     chat = ctx.research.chat if state.get("use_model") else None
     outcome: tuple[FindingOutcome, str] | None = None
     async with ctx.research.slots(cfg.concurrency):
-        started = ctx.clock()  # a gap's time is its own work, not its wait for a slot
+        started = ctx.clock()
         ctx.progress("research", f"researching {task['query']!r}")
         try:
             async with asyncio.timeout(max(0.0, task["deadline"] - ctx.clock())):
@@ -231,7 +231,7 @@ async def research(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
         failures = "; ".join(f"{name}: {message}" for name, message in sorted(sources.failed.items()))
         outcome = ("failed", f"every source failed ({failures})")
     update: dict[str, Any] = {
-        "started": started,
+        "work_s": ctx.clock() - started,
         "evidence": [item.to_dict() for item in sources.pool],
         "failed_sources": dict(sources.failed),
         "tool_calls": sources.tool_calls,
@@ -254,6 +254,7 @@ async def validate(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
     sources.pool = EvidencePool(Evidence.from_dict(e) for e in state.get("evidence", ()))
     usage = _usage(state)
     chat = ctx.research.chat if state.get("use_model") else None
+    started = ctx.clock()
     # The best surviving claim wins, so a model's well-formed but unsupported claims can never push out what the
     # evidence itself says.
     claims: list[Claim] = []
@@ -273,14 +274,14 @@ async def validate(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
         return Command(goto="discard", update={"finding": finding_to_json(finding), "usage": dataclasses.asdict(usage)})
     decision = decide(validation, cfg.confidence_threshold, veto=objection)
     finding = finding_from_validation(question, validation, decision, evidence=sources.pool.items)
-    update = {"finding": finding_to_json(finding), "usage": dataclasses.asdict(usage)}
+    work = float(state.get("work_s", 0.0)) + ctx.clock() - started
+    update = {"finding": finding_to_json(finding), "usage": dataclasses.asdict(usage), "work_s": work}
     goto = {"keep": "keep", "abstain": "abstain"}.get(decision.outcome, "discard")
     return Command(goto=goto, update=update)
 
 
-def _close(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+def _close(state: GapResearchState) -> dict[str, Any]:
     # The finding with its notes, spend and time, as the night's one result for this gap.
-    ctx = runtime.context
     task = state["task"]
     usage = _usage(state)
     finding = finding_from_json(state["finding"])
@@ -295,7 +296,7 @@ def _close(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str,
         reason="; ".join([finding.reason, *notes]),
         tokens=usage.tokens,
         cost_usd=usage.cost_usd,
-        duration_s=max(0.0, ctx.clock() - state.get("started", ctx.clock())),
+        duration_s=max(0.0, float(state.get("work_s", 0.0))),
     )
     result = {
         "key": task["key"],
@@ -307,16 +308,16 @@ def _close(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str,
     return {"research_results": [result]}
 
 
-def keep(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+def keep(state: GapResearchState) -> dict[str, Any]:
     """Close a kept finding: a research candidate for deep sleep."""
-    return _close(state, runtime)
+    return _close(state)
 
 
-def discard(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+def discard(state: GapResearchState) -> dict[str, Any]:
     """Close a gap that keeps nothing: discarded with its reason, failed, or skipped (budget, time)."""
-    return _close(state, runtime)
+    return _close(state)
 
 
-def abstain(state: GapResearchState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
+def abstain(state: GapResearchState) -> dict[str, Any]:
     """Close a gap with no evidence at all: nothing is answered from a model's own knowledge."""
-    return _close(state, runtime)
+    return _close(state)
