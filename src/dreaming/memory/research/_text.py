@@ -214,12 +214,17 @@ _BINDING = re.compile(
 _POSSESSIVE = re.compile(r"\b([A-Za-z][\w.-]*)'s\b")
 _LIBRARY = re.compile(r"\b(?:the\s+)?([A-Za-z][\w.-]*)\s+(?:library|package|module|framework|sdk|project)\b", re.I)
 # "a cleo Command", "the typer CliRunner": a lowercase word right before a capitalized name qualifies it.
+# "huggingface tokenizers encode_batch": a word right before an identifier names whose identifier it is.
+_OWNER = re.compile(r"\b([a-z][a-z0-9-]{2,})\s+(?=[a-z][a-z0-9]*_[a-z0-9_]+\b)")
 _QUALIFIER = re.compile(r"(?:(?<=\ba\s)|(?<=\ban\s)|(?<=\bthe\s))([a-z][a-z0-9_-]{2,})\s+(?=[A-Z][a-z]\w*\b)")
 _BACKTICKED = re.compile(r"`([^`\s]+)`")
 _DOTTED = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 _CAMEL_WORD = re.compile(r"\b[A-Z][a-z0-9]+[A-Z]\w*\b")
 
-_NOT_SUBJECTS = frozenset({"library", "package", "module", "framework", "sdk", "project", "our", "today", "user"})
+_NOT_SUBJECTS = frozenset(
+    {"library", "package", "module", "framework", "sdk", "project", "our", "today", "user", "default", "value",
+     "parameter", "option", "argument", "setting", "type", "the", "named", "called"}
+)  # fmt: skip
 
 _INSTRUCTION = re.compile(
     r"|".join(
@@ -254,7 +259,7 @@ def reads_as_instruction(text: str) -> bool:
 
 
 def _norm_value(value: str) -> str:
-    value = value.strip().strip("\"'`").strip()
+    value = " ".join(value.split()).strip("\"'`").strip()  # a value over several lines reads as one
     found = numbers(value)
     if len(found) == 1 and _DIGITS.search(value) and not re.search(r"[A-Za-z]", value):
         return next(iter(found))
@@ -355,7 +360,7 @@ def asked_names(question: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     for match in _CAMEL_WORD.finditer(question):
         names.setdefault(_identifier(match.group()) or match.group().lower(), None)
     subjects: dict[str, None] = {}
-    for pattern in (_POSSESSIVE, _LIBRARY, _QUALIFIER):
+    for pattern in (_POSSESSIVE, _LIBRARY, _QUALIFIER, _OWNER):
         for match in pattern.finditer(question):
             word = match.group(1).lower()
             if word not in STOP_WORDS and len(word) > 2 and word not in _NOT_SUBJECTS:

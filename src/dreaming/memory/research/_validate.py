@@ -32,7 +32,8 @@ names (``the backoff library``, ``stamina's``), a subject of code evidence being
 ``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers (``GENERIC_WORDS`` and exception words left
 out); and, for a question asking for a value
 (``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
-name one, and for a how/why question (``question_kind`` prose) rest on some prose, not on lines of code alone. A
+name one, and for a how/why question (``question_kind`` prose) rest on some prose, not on lines of code alone (a
+``raise`` says what happens, so it may). A
 value claim binds its value to the name asked (not to a parameter whose *type* is the asked class), and a code line
 inside a def/class counts only when that scope shares a name or word with the question. Otherwise the confidence is
 0: an off-topic truth is not an answer.
@@ -462,7 +463,8 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         scope = (item.scope or "").replace(".", " ")
         if _is_code(item) and scope and not (names_in(scope) & _question_words(question)):
             return f"is about {item.scope}, which the question does not name"
-    if kind == "prose" and all(_is_code(item) for item in supporting):
+    raise_answers = exception_names(claim.text) and _CONDITION.search(question)
+    if kind == "prose" and all(_is_code(item) for item in supporting) and not raise_answers:
         return "is a line of code, and the question asks how or why"
     return ""
 
@@ -478,6 +480,8 @@ _GENERIC_STEMS = GENERIC_WORDS | frozenset(salient_terms(" ".join(sorted(GENERIC
 
 _PROPER_NAME = re.compile(r"\w[\s:;,]+[A-Z][a-z]+")
 """A capitalized word inside a sentence ("owner: Priya"): in a note or a page, a name is an answer."""
+_CONDITION = re.compile(r"\bwhat\s+happens\b|\bif\b|\bwhen\b", re.IGNORECASE)
+"""A question about what happens under a condition, which a ``raise`` answers."""
 _NUMBER_QUESTION = re.compile(
     r"\b(?:how\s+(?:many|much|long|often)|number|count|size|timeout|port|percent|bytes|"
     r"(?:milli)?seconds?|minutes?|hours?|days?)\b",
@@ -515,7 +519,7 @@ def _in_path(term: str, paths: str) -> bool:
 
 def _specific_terms(question: str) -> list[str]:
     # The question's salient terms minus the words that only say what kind of answer is wanted.
-    skip = GENERIC_WORDS | _EXCEPTION_WORDS | _VERBS
+    skip = GENERIC_WORDS | _EXCEPTION_WORDS | _VERBS | _WH
     skip |= set(salient_terms(" ".join(sorted(skip))))
     return [t for t in salient_terms(question) if t not in skip]
 
