@@ -27,6 +27,7 @@ __all__ = [
     "exception_names",
     "has_value",
     "identifiers",
+    "named_libraries",
     "names_in",
     "numbers",
     "reads_as_instruction",
@@ -380,6 +381,12 @@ def whole_names(text: str) -> set[str]:
         if ident is None:
             found.update(_stem(part) for part in parts)
     return found
+
+
+def named_libraries(text: str) -> tuple[str, ...]:
+    """Return the libraries ``text`` says it is about in so many words ("in the backoff library"), lowercased."""
+    found = (m.group(1).lower() for m in _LIBRARY.finditer(text))
+    return tuple(dict.fromkeys(w for w in found if w not in STOP_WORDS and w not in _NOT_SUBJECTS))
 
 
 def names_in(text: str) -> set[str]:

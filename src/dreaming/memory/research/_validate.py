@@ -88,6 +88,7 @@ from dreaming.memory.research._text import (
     exception_names,
     has_value,
     identifiers,
+    named_libraries,
     names_in,
     numbers,
     reads_as_instruction,
@@ -427,7 +428,7 @@ def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts
         ]
         if not any(subject in names_in(text) or subject in text.lower() for text in where):
             return f"is not about {subject}"
-    foreign = [s for s in asked_names(claim.text)[1] if s not in _question_words(question)]
+    foreign = [s for s in named_libraries(claim.text) if s not in _question_words(question)]
     if foreign:
         return f"is about {foreign[0]}, which the question does not name"
     kind = question_kind(question)
