@@ -328,7 +328,7 @@ def render_table(runs: Sequence[Scores]) -> str:
         ("citation accuracy", [_fmt(r.citation_accuracy) for r in runs]),
         ("abstain rate", [_fmt(r.abstain_rate) for r in runs]),
         ("seconds per gap", [f"{r.seconds_per_gap:.4f}" for r in runs]),
-        ("tokens per keep", [str(r.summary()["tokens_per_keep"] or 0) for r in runs]),
+        ("tokens per keep", [f"{r.summary()['tokens_per_keep'] or 0:.0f}" for r in runs]),
         ("USD per keep", [f"{r.summary()['usd_per_keep'] or 0:.6f}" for r in runs]),
     ]
     for index in range(len(CALIBRATION_BINS)):
@@ -339,7 +339,9 @@ def render_table(runs: Sequence[Scores]) -> str:
         metrics.append((f"correct at conf {r.calibration()[index][0]}", cells))
     extras = sorted({key for r in runs for key in r.extra})
     for key in extras:
-        metrics.append((key, [str(r.extra.get(key, "-")) for r in runs]))
+        cells = [r.extra.get(key) for r in runs]
+        metrics.append((key.replace("_", " "), [f"{c:.3f}" if isinstance(c, float) else str(c if c is not None else "-")
+                                                 for c in cells]))  # fmt: skip
     for name, cells in metrics:
         lines.append(f"{name:<24}" + "".join(f"{c:>14}" for c in cells))
     return "\n".join(lines)

@@ -24,7 +24,7 @@ __all__ = ["MAX_CLAIM_CHARS", "MAX_EXTRACTIVE_CLAIMS", "synthesize_extractive"]
 
 MAX_CLAIM_CHARS = 400
 """Longer sentences are not used as claims (a minified line is not a finding)."""
-MAX_EXTRACTIVE_CLAIMS = 8
+MAX_EXTRACTIVE_CLAIMS = 12
 """Candidates drawn per gap; validation picks the best surviving one."""
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
@@ -58,7 +58,7 @@ def _tier(kind: str, statement_kind: str, names_it: bool, has_value: bool) -> in
         return 1 if has_value else 3
     if kind == "exception":
         return {"raise": 0, "prose": 1 if has_value else 2, "definition": 2}.get(statement_kind, 3)
-    return {"prose": 0, "signature": 1}.get(statement_kind, 2)
+    return {"prose": 0, "signature": 1, "raise": 1}.get(statement_kind, 2)
 
 
 def _statements(question: str, item: Evidence) -> list[tuple[str, int]]:
