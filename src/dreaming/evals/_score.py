@@ -305,6 +305,12 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
 def render_table(runs: Sequence[Scores]) -> str:
     """Render one table: a block of per-category rows per run, then the headline metrics side by side."""
     lines: list[str] = []
@@ -339,9 +345,7 @@ def render_table(runs: Sequence[Scores]) -> str:
         metrics.append((f"correct at conf {r.calibration()[index][0]}", cells))
     extras = sorted({key for r in runs for key in r.extra})
     for key in extras:
-        cells = [r.extra.get(key) for r in runs]
-        metrics.append((key.replace("_", " "), [f"{c:.3f}" if isinstance(c, float) else str(c if c is not None else "-")
-                                                 for c in cells]))  # fmt: skip
+        metrics.append((key.replace("_", " "), [_cell(r.extra.get(key)) for r in runs]))
     for name, cells in metrics:
         lines.append(f"{name:<24}" + "".join(f"{c:>14}" for c in cells))
     return "\n".join(lines)
