@@ -12,15 +12,13 @@ from dreaming.memory.research import (
     reads_as_instruction,
     validate_claims,
 )
+from dreaming.memory.research._relevance import RELEVANCE_FRACTION, question_coverage, question_kind
 from dreaming.memory.research._text import bindings, value_tokens
 from dreaming.memory.research._validate import (
     PROSE_SUPPORT_FRACTION,
-    RELEVANCE_FRACTION,
     SETTLED_CONFIDENCE,
     SUPPORT_TERM_FRACTION,
     USER_STATED_CONFIDENCE,
-    question_coverage,
-    question_kind,
     supports_text,
 )
 from tests.memory.research.helpers import code, lines, memory

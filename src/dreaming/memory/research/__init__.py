@@ -35,6 +35,7 @@ from dreaming.memory.research._records import (
     finding_from_validation,
     research_log_row,
 )
+from dreaming.memory.research._relevance import question_kind
 from dreaming.memory.research._render import render_rem_research_section
 from dreaming.memory.research._statements import PROSE_SUFFIXES, definition_name, is_statement, open_brackets
 from dreaming.memory.research._synthesize import synthesize_extractive
@@ -55,7 +56,6 @@ from dreaming.memory.research._validate import (
     LineReader,
     Validation,
     ValidationMethod,
-    question_kind,
     supports_text,
     validate_claims,
     validation_summary,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dreaming.memory.research._validate import RELEVANCE_FRACTION, ClaimValidation, Validation
+from dreaming.memory.research._relevance import RELEVANCE_FRACTION
+from dreaming.memory.research._validate import ClaimValidation, Validation
 
 __all__ = ["Decision", "Outcome", "decide"]
 

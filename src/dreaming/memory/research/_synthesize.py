@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from dreaming.memory.research._claims import Claim
 from dreaming.memory.research._evidence import REDACTED, Evidence
+from dreaming.memory.research._relevance import RELEVANCE_FRACTION, answer_relevance, question_kind
 from dreaming.memory.research._statements import cited_code_lines, code_statement, is_statement
 from dreaming.memory.research._text import (
     asked_names,
@@ -18,7 +19,7 @@ from dreaming.memory.research._text import (
     value_tokens,
     with_abbreviations,
 )
-from dreaming.memory.research._validate import RELEVANCE_FRACTION, answer_relevance, question_kind, supports_text
+from dreaming.memory.research._validate import supports_text
 
 __all__ = ["MAX_CLAIM_CHARS", "MAX_EXTRACTIVE_CLAIMS", "synthesize_extractive"]
 

@@ -26,17 +26,7 @@ its enclosing def/class.
 
 A support is **strong** when the item's context holds *all* of the claim's salient terms.
 
-**Relevance.** A claim answers the question only when the claim plus its supporting items' contexts contain every
-name the question asks about (identifiers, dotted and backticked names: ``_text.asked_names``) and every subject it
-names (``the backoff library``, ``stamina's``), a subject of code evidence being found in its path; cover at least
-``RELEVANCE_FRACTION`` (0.5) of the question's salient terms and numbers (``GENERIC_WORDS`` and exception words left
-out); and, for a question asking for a value
-(``default``, ``how many``, ``which``, ``what is``...), state a value or a binding, for a question about an exception
-name one, and for a how/why question (``question_kind`` prose) rest on some prose, not on lines of code alone (a
-``raise`` says what happens, so it may). A
-value claim binds its value to the name asked (not to a parameter whose *type* is the asked class), and a code line
-inside a def/class counts only when that scope shares a name or word with the question. Otherwise the confidence is
-0: an off-topic truth is not an answer.
+**Relevance** is decided by ``_relevance``: an off-topic truth is not an answer, and its confidence is 0.
 
 **Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
 name the claim binds to another literal value (a number, a quoted literal, a constant; ``x = x`` contradicts
@@ -79,32 +69,32 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from dreaming.memory.research._claims import Claim, clean_claims
-from dreaming.memory.research._evidence import CODE_ROLES, Evidence, EvidencePool, redact_secrets
+from dreaming.memory.research._evidence import Evidence, EvidencePool, redact_secrets
+from dreaming.memory.research._relevance import (
+    GENERIC_STEMS,
+    PROPER_NAME,
+    RELEVANCE_FRACTION,
+    about_scope,
+    answer_relevance,
+    is_code,
+    off_topic,
+)
 from dreaming.memory.research._statements import MIN_CLAIM_WORDS, cited_span, is_statement
 from dreaming.memory.research._text import (
-    STOP_WORDS,
     asked_names,
     bindings,
-    exception_names,
     has_value,
-    identifiers,
-    named_libraries,
     names_in,
-    numbers,
     reads_as_instruction,
     salient_terms,
     term_coverage,
     value_tokens,
-    whole_names,
-    with_abbreviations,
 )
 
 __all__ = [
     "CODE_BONUS",
     "CONTRADICTION_PENALTY",
-    "GENERIC_WORDS",
     "PROSE_SUPPORT_FRACTION",
-    "RELEVANCE_FRACTION",
     "SETTLED_CONFIDENCE",
     "SOURCE_WEIGHTS",
     "STRONG_BONUS",
@@ -115,10 +105,7 @@ __all__ = [
     "LineReader",
     "Validation",
     "ValidationMethod",
-    "answer_relevance",
     "independent_sources",
-    "question_coverage",
-    "question_kind",
     "supports_text",
     "validate_claims",
     "validation_summary",
@@ -127,17 +114,11 @@ __all__ = [
 ValidationMethod = Literal["code-crossref", "multi-source", "web-confirm", "single-source"]
 LineReader = Callable[[str, int], "str | None"]
 """``read_line(path, line)``: the file's current text at that 1-based line, or None when it cannot be read."""
-QuestionKind = Literal["value", "exception", "prose"]
 
 SUPPORT_TERM_FRACTION = 0.6
 """Share of the claim's salient terms an item's context must hold to support it."""
 PROSE_SUPPORT_FRACTION = 0.9
 """Share of a value-less claim's salient terms an item's cited text must hold to support it (near-verbatim)."""
-RELEVANCE_FRACTION = 0.5
-"""Share of the question's terms and numbers the claim and its support must cover (generic words such as
-``default``, ``value`` or ``error`` left out: they say what kind of answer is wanted, not what it is about)."""
-MIN_RELEVANT_TERMS = 2
-"""And at least this many of them (or all, when the question has fewer)."""
 SOURCE_WEIGHTS = (0.45, 0.25, 0.10, 0.05)
 """Confidence added by the first, second, third and each further independent supporting source."""
 CODE_BONUS = 0.25
@@ -150,31 +131,6 @@ SETTLED_CONFIDENCE = 0.7
 """Claims at or above this confidence are ranked by relevance first (see ``Validation.best``)."""
 USER_STATED_CONFIDENCE = 0.75
 """The least confidence of a claim stated verbatim in the user's own notes (the user is the authority on them)."""
-
-_EXCEPTION_WORDS = frozenset({"exception", "error", "rais", "raise", "throw", "thrown", "fail", "get", "give"})
-_EXCEPTION_QUESTION = re.compile(r"\b(?:exception|error|raise[sd]?|throws?|thrown)\b", re.IGNORECASE)
-_DEFAULT_QUESTION = re.compile(r"\bdefaults?\b", re.IGNORECASE)
-_PROSE_QUESTION = re.compile(
-    r"^\s*(?:does|do|can|will|is|are|should|could|would)\b|\bwhat\s+happens\b|\bwhat\s+does\b.*\bdo\b|"
-    r"\bwhy\b|\bhow\b(?!\s+(?:many|much|long|often|big|large|old))",
-    re.IGNORECASE,
-)
-
-
-def question_kind(question: str) -> QuestionKind:
-    """Return what a question asks for: an ``exception`` name, a ``value``, or ``prose``.
-
-    ``default`` asks for a value; an exception word (``error``, ``raise``...) for an exception; a yes/no, why,
-    how or "what happens" question asks for prose; any other question (what, which, where, who, when, how many...)
-    asks for a value: a name, a number, a place.
-    """
-    if _DEFAULT_QUESTION.search(question):
-        return "value"
-    if _EXCEPTION_QUESTION.search(question):
-        return "exception"
-    if _PROSE_QUESTION.search(question):
-        return "prose"
-    return "value"
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -323,7 +279,7 @@ def supports_text(claim_text: str, snippet: str) -> bool:
 def _supports(claim_text: str, text: str, context: str, *, comment: bool) -> tuple[bool, float, tuple[str, ...]]:
     # (supports, coverage of the claim's terms in the context, claim values missing from the text); generic words
     # ("defaults", "value") are phrasing, not content, when the claim has others.
-    terms = tuple(t for t in salient_terms(claim_text) if t not in _GENERIC_STEMS) or salient_terms(claim_text)
+    terms = tuple(t for t in salient_terms(claim_text) if t not in GENERIC_STEMS) or salient_terms(claim_text)
     coverage = term_coverage(terms, context) if terms else 0.0
     values = value_tokens(claim_text)
     missing = tuple(sorted(v for v in values if not has_value(text, v)))
@@ -387,164 +343,6 @@ def _check(
     )
 
 
-def question_coverage(question: str, text: str, *, ignore: frozenset[str] = frozenset()) -> float | None:
-    """Return the share of the question's salient terms and numbers found in ``text``; None when it has neither.
-
-    Fewer than ``MIN_RELEVANT_TERMS`` of them found (when the question has that many) counts as 0: one shared word
-    of a short question ("search" of "who owns the search service") is not relevance. Terms in ``ignore`` (words
-    that say what kind of answer is wanted, such as ``default`` or ``error``) are left out when others remain.
-    """
-    skip = set(ignore) | set(salient_terms(" ".join(sorted(ignore))))
-    terms = tuple(t for t in salient_terms(question) if t not in skip) or salient_terms(question)
-    wanted = numbers(question)
-    total = len(terms) + len(wanted)
-    if total == 0:
-        return None
-    found = term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))
-    if found < min(total, MIN_RELEVANT_TERMS) - 1e-9:
-        return 0.0
-    return found / total
-
-
-def answer_relevance(question: str, text: str) -> float | None:
-    """Return :func:`question_coverage` of ``text``, less the question's generic, exception and question words.
-
-    Verbs such as "write" or "stamp" are left out too: they say what happens to the thing asked about, not what it is.
-    """
-    return question_coverage(question, text, ignore=GENERIC_WORDS | _EXCEPTION_WORDS | _VERBS | _WH)
-
-
-def _off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts: dict[str, str]) -> str:
-    # The first relevance rule the claim fails, or "" when it answers the question.
-    names, subjects = asked_names(question)
-    held = whole_names(" ".join([claim.text, *(contexts[item.id] for item in supporting)]))
-    missing = [n for n in names if n not in held]
-    if missing:
-        return f"does not name {', '.join(missing)}"
-    for subject in subjects:
-        where = [
-            (item.path or "") if item.source_type == "codebase" else f"{claim.text} {item.snippet}"
-            for item in supporting
-        ]
-        if not any(subject in names_in(text) or subject in text.lower() for text in where):
-            return f"is not about {subject}"
-    foreign = [s for s in named_libraries(claim.text) if s not in _question_words(question)]
-    if foreign:
-        return f"is about {foreign[0]}, which the question does not name"
-    kind = question_kind(question)
-    if kind == "exception" and not exception_names(claim.text):
-        return "names no exception"
-    named = any(item.source_type != "codebase" for item in supporting) and _PROPER_NAME.search(claim.text)
-    if kind == "value" and not value_tokens(claim.text) and not bindings(claim.text) and not named:
-        return "states no value"
-    code = [item for item in supporting if item.source_type == "codebase" and _is_code(item)]
-    if kind == "value" and code and not bindings(claim.text):
-        return "binds no value to a name (a call or a message is not a definition)"
-    if kind == "value" and code and all(i.role == "body" for i in code) and not value_tokens(claim.text):
-        return "is a computation inside a function, not a definition"
-    if kind == "value" and _NUMBER_QUESTION.search(question) and not numbers(claim.text):
-        return "states no number, and the question asks for one"
-    paths = " ".join(item.path or "" for item in supporting if item.source_type == "codebase")
-    if paths:
-        # The path names the library; what the question asks about it must be in the claim or its def/class.
-        said = " ".join([claim.text, *((item.scope or "").replace(".", " ") for item in supporting)])
-        specific = _specific_terms(question)
-        residual = [t for t in specific if not _in_path(t, paths)]
-        covered = sum(t in names_in(said) for t in residual)
-        # A line whose path and def/class name nothing of the question must carry more than half of it on its own.
-        scopes = names_in(" ".join((item.scope or "").replace(".", " ") for item in supporting))
-        anchored = len(residual) < len(specific) or any(t in scopes for t in specific)
-        if residual and (
-            covered < RELEVANCE_FRACTION * len(residual) or (not anchored and covered <= len(residual) / 2)
-        ):
-            return f"says too little of what the question asks ({covered} of {len(residual)}: {', '.join(residual)})"
-    if kind == "value" and bindings(claim.text) and not _binds_asked(question, claim.text):
-        return "binds its value to another name than the one asked"
-    for item in supporting:
-        scope = (item.scope or "").replace(".", " ")
-        if _is_code(item) and scope and not (names_in(scope) & _question_words(question)):
-            return f"is about {item.scope}, which the question does not name"
-    raise_answers = exception_names(claim.text) and _CONDITION.search(question)
-    if kind == "prose" and all(_is_code(item) for item in supporting) and not raise_answers:
-        return "is a line of code, and the question asks how or why"
-    return ""
-
-
-GENERIC_WORDS = frozenset(
-    {"default", "defaults", "value", "values", "parameter", "parameters", "param", "params", "option", "options",
-     "argument", "arguments", "arg", "args", "name", "names", "type", "types", "setting", "settings", "config",
-     "field", "attribute", "variable", "constant", "number", "kind", "sort"}
-)  # fmt: skip
-"""Words that say what kind of thing a question asks for, not which one: they never tie a claim to a question."""
-_GENERIC_STEMS = GENERIC_WORDS | frozenset(salient_terms(" ".join(sorted(GENERIC_WORDS))))
-
-
-_PROPER_NAME = re.compile(r"\w[\s:;,]+[A-Z][a-z]+")
-"""A capitalized word inside a sentence ("owner: Priya"): in a note or a page, a name is an answer."""
-_CONDITION = re.compile(r"\bwhat\s+happens\b|\bif\b|\bwhen\b", re.IGNORECASE)
-"""A question about what happens under a condition, which a ``raise`` answers."""
-_NUMBER_QUESTION = re.compile(
-    r"\b(?:how\s+(?:many|much|long|often)|number|count|size|timeout|port|percent|bytes|"
-    r"(?:milli)?seconds?|minutes?|hours?|days?)\b",
-    re.IGNORECASE,
-)
-_VERBS = frozenset(
-    {"write", "store", "keep", "use", "make", "get", "set", "add", "run", "start", "take", "give", "look", "find",
-     "call", "return", "create", "send", "read", "load", "save", "put", "happen", "stamp"}
-)  # fmt: skip
-"""Verbs that say what happens to the thing asked about, not what it is."""
-_WH = frozenset({"what", "which", "where", "who", "when", "how", "many", "much", "long", "often"})
-"""Question words (most are stop words already)."""
-
-
-def _is_code(item: Evidence) -> bool:
-    # A codebase line of code; a hit without a role (an older one, a fake) counts as code.
-    return item.source_type == "codebase" and (item.role or "code") in CODE_ROLES
-
-
-def _about_scope(question: str, item: Evidence) -> bool:
-    # A docstring of the def/class the question talks about: the innermost scope names a specific question term
-    # that the path does not ("tenacity's chained wait strategy" and wait_chain's docstring).
-    innermost = (item.scope or "").rsplit(".", 1)[-1]
-    if item.source_type != "codebase" or not innermost or innermost.startswith("__"):
-        return False
-    terms = [t for t in _specific_terms(question) if not _in_path(t, item.path or "")]
-    return bool(set(terms) & names_in(innermost))
-
-
-def _in_path(term: str, paths: str) -> bool:
-    # A path holds a term as a name ("tenacity/wait.py" holds "wait") or, for longer terms, inside one ("graph" in
-    # "langgraph/...": a library's own name is no part of the question's subject).
-    return term in names_in(paths) or (len(term) >= 4 and term in paths.lower())
-
-
-def _specific_terms(question: str) -> list[str]:
-    # The question's salient terms minus the words that only say what kind of answer is wanted.
-    skip = GENERIC_WORDS | _EXCEPTION_WORDS | _VERBS | _WH
-    skip |= set(salient_terms(" ".join(sorted(skip))))
-    return [t for t in salient_terms(question) if t not in skip]
-
-
-def _question_words(question: str) -> set[str]:
-    names, subjects = asked_names(question)
-    words = with_abbreviations([*names, *subjects, *salient_terms(question), *names_in(question)])
-    return words - STOP_WORDS - GENERIC_WORDS
-
-
-def _binds_asked(question: str, claim_text: str) -> bool:
-    # The claim binds its value to the name asked: an identifier the question writes in snake or upper case, or a
-    # name sharing a word of the question beyond the words of its CamelCase names (a ``RetryPolicy`` question asks
-    # about an attribute of the class, so ``retry_policy = None`` is not its answer).
-    written = {i.lower() for i in identifiers(question) if not i[:1].isupper() or i.isupper()}
-    camel_parts = {part for name in asked_names(question)[0] if name not in written for part in name.split("_")}
-    words = _question_words(question) - camel_parts
-    if any(name in written or names_in(name) & words for name, _ in bindings(claim_text)):
-        return True
-    # A sentence ("the confidence threshold for promotion is 0.7") binds a phrase, not one word: it is enough that it
-    # names what was asked. A line of code binds exactly the name on its left.
-    return "=" not in claim_text and bool(names_in(claim_text) & words)
-
-
 def independent_sources(items: Iterable[Evidence]) -> list[str]:
     """Return one key per independent source among ``items``, in first-seen order.
 
@@ -590,7 +388,7 @@ def _user_stated(claim: Claim, supporting: list[Evidence]) -> bool:
             value_tokens(claim.text)
             or bindings(claim.text)
             or any("_" in n for n in names_in(claim.text))
-            or _PROPER_NAME.search(claim.text)
+            or PROPER_NAME.search(claim.text)
         )
         if wanted in lines and states:
             return True
@@ -621,22 +419,22 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     code_verified = any(
         c.reverified
         and (
-            (_is_code(by_id[c.evidence_id]) and valued)
+            (is_code(by_id[c.evidence_id]) and valued)
             or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " ")))
-            or _about_scope(question, by_id[c.evidence_id])
+            or about_scope(question, by_id[c.evidence_id])
         )
         for c in supporting
     )
     strong = any(c.coverage >= 1.0 for c in supporting)
     value_support = bool(supporting) and valued
 
-    off_topic = _off_topic(question, claim, support_items, contexts) if supporting else ""
+    missed = off_topic(question, claim, support_items, contexts) if supporting else ""
     covered_text = " ".join([claim.text, *(contexts[c.evidence_id] for c in supporting)])
     relevance = answer_relevance(question, covered_text)
     if relevance is None:  # a question with nothing to look for cannot be missed
         relevance = 1.0
-    if relevance < RELEVANCE_FRACTION and not off_topic and supporting:
-        off_topic = f"covers {relevance:.0%} of the question"
+    if relevance < RELEVANCE_FRACTION and not missed and supporting:
+        missed = f"covers {relevance:.0%} of the question"
 
     # A note on how we set something up is no answer to what a library does by default.
     user_stated = bool(supporting) and _user_stated(claim, support_items)
@@ -648,7 +446,7 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     if user_stated:
         score = max(score, USER_STATED_CONFIDENCE)
     score -= CONTRADICTION_PENALTY * len(contra_keys)
-    if off_topic:
+    if missed:
         score = 0.0
     confidence = round(min(1.0, max(0.0, score)), 4)
 
@@ -672,12 +470,12 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
         ),
         supporting_sources=tuple(support_keys),
         contradicting_sources=tuple(contra_keys),
-        relevance=0.0 if off_topic else round(relevance, 4),
+        relevance=0.0 if missed else round(relevance, 4),
         statement=statement,
         checks=checks,
-        reason=_explain(statement, checks, support_keys, contra_keys, code_verified, off_topic, user_stated),
+        reason=_explain(statement, checks, support_keys, contra_keys, code_verified, missed, user_stated),
         user_stated=user_stated,
-        off_topic=off_topic,
+        off_topic=missed,
         value_support=value_support,
     )
 
