@@ -43,6 +43,9 @@ class TimedChat:
     def refusal(self, node: str, *, gap: str | None) -> str | None:
         return None
 
+    def candidate_refusal(self, text: str, confidence: float, recalls: float) -> str | None:
+        return None
+
     async def ainvoke(
         self, messages: Sequence[BaseMessage], *, node: str, gap: str | None, max_output_tokens: int | None = None,
         schema: type[BaseModel] | None = None, tools: Sequence[BaseTool] | None = None,
