@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 
 from dreaming.agent import dream, night_context
-from dreaming.agent._wiring import utc_now
 from dreaming.agent.gateway import LLMGateway, build_gateway
 from dreaming.config import AutoresearchConfig, BudgetConfig, DreamingConfig
 from dreaming.evals._adversary import AdversarialModel
@@ -99,8 +98,8 @@ async def run_research_eval(
             config = replace(config, budget=BudgetConfig(max_cost_usd=1000.0, max_llm_calls_per_run=100_000))
 
             def factory(ctx: DreamContext) -> LLMGateway:
-                return build_gateway(ctx.config, ctx.workspace, env={"OPENAI_API_KEY": "eval"}, now=utc_now,
-                                     model_factory=lambda **_: model)  # fmt: skip
+                return build_gateway(ctx.config, ctx.workspace, env={"OPENAI_API_KEY": "eval"},
+                                     now=lambda: datetime.now(UTC), model_factory=lambda **_: model)  # fmt: skip
 
         await dream(ws, config, now=now, trigger="eval", make_context=night_context(env=env, gateway_factory=factory))
         rows: dict[str, Mapping[str, Any]] = {}
