@@ -8,6 +8,8 @@ from dreaming.memory.research import (
     Claim,
     ClaimValidation,
     EvidencePool,
+    LineRole,
+    SourceHit,
     Validation,
     reads_as_instruction,
     validate_claims,
@@ -154,3 +156,36 @@ def test_contradiction_is_between_literals_about_the_same_thing() -> None:
     assert bindings("x = y", literal=True) == frozenset()
     assert "db-staging.internal" in value_tokens("the host is db-staging.internal.")
     assert "e.g" not in value_tokens("e.g. a dotted name")
+
+
+def test_a_subclass_the_evidence_shows_holds_what_its_base_defines() -> None:
+    base = "        multiplier: float = 1,"
+    header = "class wait_random_exponential(wait_exponential):"
+    files = {"tenacity/wait.py": "\n".join([header, base])}
+    pool = EvidencePool()
+    pool.add(_scoped(base, "tenacity/wait.py", 2, "wait_exponential.__init__"))
+    claim = Claim(text="multiplier: float = 1 (in wait_exponential.__init__)", evidence_ids=("E1",))
+    question = "default multiplier of tenacity wait_random_exponential"
+    assert validate_claims(question, [claim], pool, read_line=lines(files)).confidence == 0.0  # no sign of kinship
+    pool.add(_scoped(header, "tenacity/wait.py", 1, "wait_random_exponential"))
+    result = validate_claims(question, [claim], pool, read_line=lines(files))
+    assert result.confidence >= 0.7, result.best
+
+
+def test_an_identifier_spelling_the_question_anchors_a_raise_in_any_scope() -> None:
+    line = '            raise ValueError("recursion_limit must be at least 1")'
+    files = {"pkg/main.py": line}
+    pool = EvidencePool()
+    pool.add(_scoped(line, "pkg/main.py", 1, "Pregel._defaults", role="body"))
+    claim = Claim(text=f"{line.strip()} (in Pregel._defaults)", evidence_ids=("E1",))
+    spelled = validate_claims("exception raised when the recursion limit is zero or negative", [claim], pool,
+                              read_line=lines(files))  # fmt: skip
+    assert spelled.confidence >= 0.7, spelled.best
+    unspelled = validate_claims("exception raised when the depth is zero or negative", [claim], pool,
+                                read_line=lines(files))  # fmt: skip
+    assert unspelled.confidence == 0.0
+
+
+def _scoped(text: str, path: str, line: int, scope: str, role: LineRole = "code") -> SourceHit:
+    return SourceHit(source_type="codebase", locator=f"{path}:{line}", snippet=text, path=path, line=line,
+                     line_text=text, scope=scope, role=role)  # fmt: skip

@@ -5,7 +5,8 @@ A claim that fails any of these is off-topic and its confidence is 0: an off-top
 enclosing def/class):
 
 1. **Names and subjects.** Every name the question asks about (identifiers, dotted and backticked names,
-   CamelCase words: ``_text.asked_names``) appears whole in the claim or its support; every subject it names
+   CamelCase words: ``_text.asked_names``) appears whole in the claim or its support, or is a class the evidence
+   shows inheriting from one that does; every subject it names
    (``the backoff library``, ``stamina's``, ``a cleo Command``) in a code item's path or in a note or page; and the
    claim names no other library (``in the fire library, ...``).
 2. **Kind** (:func:`question_kind`). An exception question needs an exception named; a value question a value
@@ -13,11 +14,12 @@ enclosing def/class):
    and a number when it asks how many, how long, a size, a port, a timeout.
 3. **What is asked beyond the library.** The question's specific terms (less ``GENERIC_WORDS``, exception words,
    question words and a few verbs) that the path does not already hold must be covered at least
-   ``RELEVANCE_FRACTION`` (0.5) by the claim and its def/class, and more than half when neither the path nor the
-   def/class names any of them.
+   ``RELEVANCE_FRACTION`` (0.5) by the claim and its def/class, and more than half when neither the path, the
+   def/class nor an identifier of the claim spelling two of them names any.
 4. **The name bound.** A value claim binds its value to the name asked (not to a parameter whose *type* is the
    asked class: ``retry_policy = None`` does not answer a question about ``RetryPolicy``'s attempts).
-5. **The scope.** A line of code inside a def/class counts only when that scope shares a word with the question.
+5. **The scope.** A line of code inside a def/class counts only when that scope shares a word with the question,
+   or the claim spells the thing asked as one identifier (``recursion_limit`` for "the recursion limit").
 6. **Prose.** A how/why question rests on some prose, not on lines of code alone (a ``raise`` answers what happens
    under a condition).
 
@@ -129,6 +131,7 @@ def off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts:
     """
     names, subjects = asked_names(question)
     held = whole_names(" ".join([claim.text, *(contexts[item.id] for item in supporting)]))
+    held |= _heirs(held, " ".join(contexts.values()))
     missing = [n for n in names if n not in held]
     if missing:
         return f"does not name {', '.join(missing)}"
@@ -155,6 +158,8 @@ def off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts:
         return "is a computation inside a function, not a definition"
     if kind == "value" and _NUMBER_QUESTION.search(question) and not numbers(claim.text):
         return "states no number, and the question asks for one"
+    # An identifier of the claim built from two question words ("recursion_limit") names the thing asked itself.
+    spelled = any(len(set(i.lower().split("_")) & set(_specific_terms(question))) >= 2 for i in identifiers(claim.text))
     paths = " ".join(item.path or "" for item in supporting if item.source_type == "codebase")
     if paths:
         # The path names the library; what the question asks about it must be in the claim or its def/class.
@@ -164,7 +169,7 @@ def off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts:
         covered = sum(t in names_in(said) for t in residual)
         # A line whose path and def/class name nothing of the question must carry more than half of it on its own.
         scopes = names_in(" ".join((item.scope or "").replace(".", " ") for item in supporting))
-        anchored = len(residual) < len(specific) or any(t in scopes for t in specific)
+        anchored = len(residual) < len(specific) or any(t in scopes for t in specific) or spelled
         if residual and (
             covered < RELEVANCE_FRACTION * len(residual) or (not anchored and covered <= len(residual) / 2)
         ):
@@ -173,7 +178,7 @@ def off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts:
         return "binds its value to another name than the one asked"
     for item in supporting:
         scope = (item.scope or "").replace(".", " ")
-        if is_code(item) and scope and not (names_in(scope) & _question_words(question)):
+        if is_code(item) and scope and not spelled and not (names_in(scope) & _question_words(question)):
             return f"is about {item.scope}, which the question does not name"
     raise_answers = exception_names(claim.text) and _CONDITION.search(question)
     if kind == "prose" and all(is_code(item) for item in supporting) and not raise_answers:
@@ -206,6 +211,21 @@ _VERBS = frozenset(
 """Verbs that say what happens to the thing asked about, not what it is."""
 _WH = frozenset({"what", "which", "where", "who", "when", "how", "many", "much", "long", "often"})
 """Question words (most are stop words already)."""
+
+
+_SUBCLASS = re.compile(r"\bclass\s+([A-Za-z_]\w*)\s*\(([^)]*)\)")
+
+
+def _heirs(held: set[str], pool_text: str) -> set[str]:
+    # Classes the evidence shows inheriting from a held class hold what it holds: a question about
+    # wait_random_exponential is answered by wait_exponential.__init__ when "class wait_random_exponential
+    # (wait_exponential)" is among the evidence.
+    heirs: set[str] = set()
+    for match in _SUBCLASS.finditer(pool_text):
+        bases = {whole for base in match.group(2).split(",") for whole in whole_names(base.strip().split(".")[-1])}
+        if bases & held:
+            heirs |= whole_names(match.group(1))
+    return heirs
 
 
 def is_code(item: Evidence) -> bool:
