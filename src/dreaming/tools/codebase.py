@@ -30,6 +30,7 @@ from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import (
     ABBREVIATIONS,
     CODE_ROLES,
+    GENERIC_STEMS,
     PROSE_SUFFIXES,
     EvidencePool,
     LineRole,
@@ -325,7 +326,7 @@ class RipgrepSearch:
             in_asked = asked & set(context)
             if not present and not (in_asked and role in ("signature", "body") and bindings(raw, literal=True)):
                 continue
-            score = line_score(_clip(raw).strip(), role, present, context, weights, kind)
+            score = line_score(_clip(raw).strip(), role, present, context, weights, kind, in_asked=bool(in_asked))
             low_i, high_i = max(0, index - self.context_lines), min(len(lines), index + self.context_lines + 1)
             hits.append(
                 SourceHit(
@@ -364,7 +365,14 @@ class RipgrepSearch:
 
 
 def line_score(
-    text: str, role: str, present: set[str], context: set[str], weights: dict[str, float], kind: str
+    text: str,
+    role: str,
+    present: set[str],
+    context: set[str],
+    weights: dict[str, float],
+    kind: str,
+    *,
+    in_asked: bool = False,
 ) -> float:
     """Return how well one line answers, in the question's own terms.
 
@@ -378,11 +386,15 @@ def line_score(
     """
     total = sum(weights.values()) or 1.0
     score = (sum(weights[w] for w in present) + CONTEXT_SHARE * sum(weights[w] for w in context - present)) / total
-    forms = {form for w in present for form in (w, ABBREVIATIONS.get(w, w))}
+    # A name made of a generic word ("default", "name", "value") is not the name asked about.
+    forms = {form for w in present - GENERIC_STEMS for form in (w, ABBREVIATIONS.get(w, w))}
     name = definition_name(text)
     names_word = name is not None and any(f in name.lower() for f in forms)
     binds_word = any(f in bound for bound, _ in bindings(text) for f in forms)
-    defines = role in ("code", "signature") or (role == "body" and bool(bindings(text, literal=True)))
+    literal = bool(bindings(text, literal=True))
+    defines = role in ("code", "signature") or (role == "body" and literal)
+    # A literal default inside the def/class the question names is what a value question asks for.
+    names_word = names_word or (kind == "value" and in_asked and role in ("signature", "body") and literal)
     if role == "code" and _DEF_LINE.match(text):
         # A signature that binds a default to a searched name ("errors: str = 'replace'") is a definition too.
         score += DEFINITION_BONUS if binds_word else HEADER_BONUS if names_word else 0.0
@@ -425,6 +437,7 @@ def rank_files(
 
 _DEF_LINE = re.compile(r"^(?P<indent>\s*)(?:async\s+)?(?:def|class)\s+(?P<name>[A-Za-z_]\w*)")
 _TRIPLE = re.compile(r"\"\"\"|'''")
+_OPENING_ASSIGN = re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*(?P<name>[A-Za-z_]\w*)\s*(?::[^=]+)?=\s*\S")
 _EXAMPLE_START = re.compile(r"^\s*(?:>>>|```|\.\. code-block|[Ee]xamples?\s*:?\s*$|\**[Ee]xample\**|[Uu]sage\s*:)")
 
 
@@ -434,7 +447,10 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
     Roles: ``docstring`` inside a triple-quoted string, ``example`` from a usage example in one (``>>>``, a code
     fence, an ``Example:`` heading) to the string's end, ``comment`` for ``#`` lines, ``signature`` for the parameter
     lines of a multi-line ``def (...)``, ``body`` inside a function, ``code`` at module or class level; every line of
-    a prose file (Markdown, text) is ``prose``. Fixed and cheap: indentation, brackets and triple quotes, no parser.
+    a prose file (Markdown, text) is ``prose``. The lines inside a literal assigned over several lines
+    (``special_tokens = {`` ... ``}``) have the name it is assigned to as their innermost scope
+    (``cl100k_base.special_tokens``): an entry is bound to that name. Fixed and cheap: indentation, brackets and
+    triple quotes, no parser.
     """
     if prose:
         return [("", "prose")] * len(lines)
@@ -442,10 +458,17 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
     stack: list[tuple[int, str, bool]] = []  # (indent, name, is a function)
     in_string = in_example = False
     depth = 0  # open brackets of a signature still being read
+    literal, literal_depth = "", 0  # the name a multi-line literal is assigned to, and its brackets still open
     for raw in lines:
         stripped = raw.strip()
         scope = ".".join(n for _, n, _ in stack)
         role: LineRole
+        if literal_depth > 0 and not in_string:
+            literal_depth += open_brackets(stripped)
+            role = "comment" if stripped.startswith("#") else "body" if stack and stack[-1][2] else "code"
+            out.append((f"{scope}.{literal}" if scope else literal, role))
+            in_string = len(_TRIPLE.findall(raw)) % 2 == 1
+            continue
         if in_string:
             in_example = in_example or bool(_EXAMPLE_START.match(raw))
             role = "example" if in_example else "docstring"
@@ -477,6 +500,9 @@ def outline_lines(lines: Sequence[str], *, prose: bool = False) -> list[tuple[st
             role = "code"
         else:
             role = "body" if stack and stack[-1][2] else "code"
+            opening = _OPENING_ASSIGN.match(raw)
+            if opening and (opened := open_brackets(stripped)) > 0:
+                literal, literal_depth = opening.group("name"), opened
         if len(_TRIPLE.findall(raw)) % 2 == 1:
             in_string, in_example = True, False
         out.append((scope, role))

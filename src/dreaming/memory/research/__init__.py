@@ -35,7 +35,7 @@ from dreaming.memory.research._records import (
     finding_from_validation,
     research_log_row,
 )
-from dreaming.memory.research._relevance import question_kind
+from dreaming.memory.research._relevance import GENERIC_STEMS, question_kind
 from dreaming.memory.research._render import render_rem_research_section
 from dreaming.memory.research._statements import PROSE_SUFFIXES, definition_name, is_statement, open_brackets
 from dreaming.memory.research._synthesize import synthesize_extractive
@@ -64,6 +64,7 @@ from dreaming.memory.research._validate import (
 __all__ = [
     "ABBREVIATIONS",
     "CODE_ROLES",
+    "GENERIC_STEMS",
     "PROSE_SUFFIXES",
     "REDACTED",
     "Claim",

@@ -33,7 +33,9 @@ from typing import Literal
 
 from dreaming.memory.research._claims import Claim
 from dreaming.memory.research._evidence import CODE_ROLES, Evidence
+from dreaming.memory.research._statements import mapping_entry
 from dreaming.memory.research._text import (
+    SCOPE_NOTE,
     STOP_WORDS,
     asked_names,
     bindings,
@@ -275,5 +277,7 @@ def _binds_asked(question: str, claim_text: str) -> bool:
     if any(name in written or names_in(name) & words for name, _ in bindings(claim_text)):
         return True
     # A sentence ("the confidence threshold for promotion is 0.7") binds a phrase, not one word: it is enough that it
-    # names what was asked. A line of code binds exactly the name on its left.
-    return "=" not in claim_text and bool(names_in(claim_text) & words)
+    # names what was asked (itself: the def/class it sits in binds nothing). A line of code binds exactly the name on
+    # its left, and a mapping entry ("ENDOFTEXT: 100257") its key.
+    said = SCOPE_NOTE.sub("", claim_text)
+    return "=" not in said and mapping_entry(said) is None and bool(names_in(said) & words)

@@ -37,6 +37,7 @@ __all__ = [
     "code_statement",
     "definition_name",
     "is_statement",
+    "mapping_entry",
     "open_brackets",
 ]
 
@@ -59,6 +60,12 @@ _COMMENT = re.compile(r"^\s*(?:#+|//+|--|;+|\*+|/\*+)\s*(?P<body>.*?)\s*(?:\*/)?
 # An annotated parameter with a default on its own line of a signature ("multiplier: float = 1,"); a bare
 # "name=value," is as likely a keyword argument of a call, which is not a definition.
 _PARAM = re.compile(r"^\s*\*{0,2}(?P<name>[A-Za-z_]\w*)\s*:\s*[^=]+?\s=\s(?P<value>.+?),?\s*(?:#.*)?$")
+# An entry of a mapping literal on its own line ("ENDOFPROMPT: 100276,", '"name": "p50k_base",'). A string after an
+# unquoted name is as likely an annotation in a class body ('parent: "Node"'), so it needs a quoted key.
+_ENTRY = re.compile(
+    r"""^\s*(?:(?P<q>["'])(?P<key>[A-Za-z_]\w*)(?P=q)\s*:\s*(?:"[^"]*"|'[^']*'|-?\d[\w.]*|True|False|None)"""
+    r"""|(?P<name>[A-Za-z_]\w*)\s*:\s*(?:-?\d[\w.]*|True|False)),?\s*(?:#.*)?$"""
+)
 _RAISE = re.compile(r"^\s*raise\s+(?P<exc>[A-Za-z_][\w.]*)")
 _MARKDOWN_LEAD = re.compile(r"^\s*(?:#+|[-*+>]|\d+[.)])\s+")
 
@@ -72,6 +79,12 @@ def definition_name(line: str) -> str | None:
     if match and re.search(r"[\w\"'`]", match.group("value")) and not line.lstrip().startswith(("#", "//")):
         return match.group(1)
     return None
+
+
+def mapping_entry(line: str) -> str | None:
+    """Return the key a mapping entry on its own line binds (``ENDOFPROMPT: 100276,`` -> ``ENDOFPROMPT``), or None."""
+    match = _ENTRY.match(line)
+    return (match.group("key") or match.group("name")) if match else None
 
 
 def is_statement(text: str) -> bool:
@@ -197,6 +210,7 @@ def code_statement(item: Evidence) -> CodeStatement | None:
         line = " ".join(cited)
     param = _PARAM.match(line)
     name = definition_name(line) or (param.group("name") if param else None)
+    name = name or (mapping_entry(line) if item.role in ("body", "code") else None)
     # A function's local computes; it defines only when it sets a literal ("self.attempt_number: int = 1").
     if name is not None and (item.role != "body" or bindings(line, literal=True)):
         note = _docstring(cited[1]) if len(cited) > 1 else None
