@@ -19,7 +19,7 @@ import re
 import shutil
 import signal
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -40,6 +40,7 @@ from dreaming.memory.research import (
     fence_hits,
     identifiers,
     is_statement,
+    names_in,
     open_brackets,
     question_kind,
     redact_secrets,
@@ -317,10 +318,9 @@ class RipgrepSearch:
         path_words = {w for w in words if w in display.lower()}
         hits = []
         for index, raw in enumerate(lines):
-            low = raw.lower()
-            present = {w for w in words if w in low or (w in ABBREVIATIONS and ABBREVIATIONS[w] in low)}
+            present = words_held(words, raw)
             scope, role = outline[index]
-            context = path_words | {w for w in words if w in scope.lower()}
+            context = path_words | words_held(words, scope)
             # A line holding no search word still counts when it binds a value inside an asked def/class: the
             # parameter of "before_sleep_log" that a question calls "traceback" is named exc_info.
             in_asked = asked & set(context)
@@ -389,8 +389,8 @@ def line_score(
     # A name made of a generic word ("default", "name", "value") is not the name asked about.
     forms = {form for w in present - GENERIC_STEMS for form in (w, ABBREVIATIONS.get(w, w))}
     name = definition_name(text)
-    names_word = name is not None and any(f in name.lower() for f in forms)
-    binds_word = any(f in bound for bound, _ in bindings(text) for f in forms)
+    names_word = name is not None and bool(words_held(forms, name))
+    binds_word = any(words_held(forms, bound) for bound, _ in bindings(text))
     literal = bool(bindings(text, literal=True))
     defines = role in ("code", "signature") or (role == "body" and literal)
     # A literal default inside the def/class the question names is what a value question asks for.
@@ -407,6 +407,19 @@ def line_score(
     if role in ("example", "comment"):
         score -= FRAGMENT_PENALTY
     return score
+
+
+def words_held(words: Iterable[str], text: str) -> set[str]:
+    """Return the search words ``text`` holds: each must start one of its words or name parts, or its short form must.
+
+    "detect" is held by "cannot be detected" and "max" by ``max_attempts``; "back" is not held by ``callback``.
+    """
+    low = text.lower()
+    maybe = [w for w in words if w in low or (w in ABBREVIATIONS and ABBREVIATIONS[w] in low)]
+    if not maybe:
+        return set()
+    names = names_in(text)
+    return {w for w in maybe if any(n.startswith(form) for n in names for form in (w, ABBREVIATIONS.get(w, w)))}
 
 
 def term_weights(words: Sequence[str], holders: dict[str, set[Path]], files: dict[Path, str]) -> dict[str, float]:

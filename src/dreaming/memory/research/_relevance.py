@@ -161,7 +161,7 @@ def off_topic(question: str, claim: Claim, supporting: list[Evidence], contexts:
     if kind == "value" and _NUMBER_QUESTION.search(question) and not numbers(claim.text):
         return "states no number, and the question asks for one"
     # An identifier of the claim built from two question words ("recursion_limit") names the thing asked itself.
-    spelled = any(len(set(i.lower().split("_")) & set(_specific_terms(question))) >= 2 for i in identifiers(claim.text))
+    spelled = any(spells(i, question) for i in identifiers(claim.text))
     paths = " ".join(item.path or "" for item in supporting if item.source_type == "codebase")
     if paths:
         # The path names the library; what the question asks about it must be in the claim or its def/class.
@@ -252,6 +252,19 @@ def _in_path(term: str, paths: str) -> bool:
     # A path holds a term as a name ("tenacity/wait.py" holds "wait") or, for longer terms, inside one ("graph" in
     # "langgraph/...": a library's own name is no part of the question's subject).
     return term in names_in(paths) or (len(term) >= 4 and term in paths.lower())
+
+
+def spells(identifier: str, question: str) -> bool:
+    """Return whether ``identifier`` spells two consecutive words of ``question`` (``recursion_limit`` for "the
+    recursion limit"); ``STYLE_COMMANDS_TABLE_SHOW_LINES`` does not spell "command line"."""
+    parts = salient_terms(" ".join(_parts_of(identifier)))
+    terms = salient_terms(question)
+    pairs = set(zip(terms, terms[1:], strict=False))
+    return any(pair in pairs for pair in zip(parts, parts[1:], strict=False))
+
+
+def _parts_of(identifier: str) -> list[str]:
+    return [p for piece in identifier.split("_") for p in re.split(r"(?<=[a-z0-9])(?=[A-Z])", piece) if p]
 
 
 def _specific_terms(question: str) -> list[str]:

@@ -15,8 +15,12 @@ When a *text* is searched for terms, an identifier in it also yields its parts a
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from collections.abc import Iterable, Iterator
+
+import snowballstemmer
 
 __all__ = [
     "ABBREVIATIONS",
@@ -53,7 +57,8 @@ STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 _RUN = re.compile(r"[A-Za-z0-9_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_VOWEL = re.compile(r"[aeiouy]")
+_STEMMER = snowballstemmer.stemmer("english")
+_STEMMER_LOCK = threading.Lock()
 # A number stands alone: "v4" and "sha256" are names, not numbers; "0.7", "10,000" and "-3" are numbers.
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
@@ -67,20 +72,13 @@ def _fold_plural(token: str) -> str:
     return token
 
 
+@functools.lru_cache(maxsize=65_536)
 def _stem(token: str) -> str:
-    # Deliberately crude and fixed: enough that "gaps" meets "gap", "capped" meets "cap" and "stored" meets "store".
-    folded = _fold_plural(token)
-    if folded == token:
-        for suffix in ("ed", "ing"):
-            base = token[: -len(suffix)]
-            if token.endswith(suffix) and len(base) >= 3 and _VOWEL.search(base):
-                if len(base) >= 4 and base[-1] == base[-2] and base[-1] not in "aeioulsz":
-                    base = base[:-1]  # capped -> capp -> cap
-                folded = base
-                break
-    if len(folded) > 3 and folded.endswith("e"):
-        folded = folded[:-1]
-    return folded
+    # The Snowball (Porter 2) English stemmer, fixed and well known: "gaps" meets "gap", "capped" "cap", "detection"
+    # "detected". A stem shorter than 2 letters keeps the word.
+    with _STEMMER_LOCK:  # a Snowball stemmer keeps state between words: one thread at a time
+        stem = _STEMMER.stemWord(token)
+    return stem if len(stem) >= 2 else token
 
 
 def _parts(run: str) -> list[str]:

@@ -31,7 +31,8 @@ A support is **strong** when the item's context holds *all* of the claim's salie
 **Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
 name the claim binds to another literal value (a number, a quoted literal, a constant; ``x = x`` contradicts
 nothing), in a context that holds the question's asked names, or, when the question names none, in the same place
-as the claim's cited evidence (the same file and def/class for code). A source counts as
+as the claim's cited evidence (the same file and def/class for code), or anywhere when the question does not name
+that place either (it cannot choose between places binding the name differently). A source counts as
 contradicting only when none of its evidence supports the claim.
 
 **Independence.** One source per web domain; for code, one per file, and lines that are the same once normalized are
@@ -316,6 +317,7 @@ def _check(
     statement: bool,
     asked: frozenset[str],
     scopes: frozenset[str],
+    anywhere: bool,
 ) -> EvidenceCheck:
     context = _context(item, text)
     unusable = _unusable(item, text)
@@ -328,7 +330,7 @@ def _check(
         other = bindings(text, literal=True)
         for name, value in bindings(claim.text, literal=True):
             clash = any(n == name and v != value for n, v in other)
-            if clash and asked <= names_in(context) and (asked or scope_of(item) in scopes):
+            if clash and asked <= names_in(context) and (asked or anywhere or scope_of(item) in scopes):
                 contradicts = True
                 break
     return EvidenceCheck(
@@ -400,8 +402,12 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     asked = frozenset(asked_names(question)[0])
     texts = {item.id: _cited_text(item, read_line) for item in pool}
     contexts = {item.id: _context(item, texts[item.id][0]) for item in pool}
-    scopes = frozenset(scope_of(item) for item in pool if item.id in claim.evidence_ids)
-    checks = tuple(_check(claim, item, *texts[item.id], statement, asked, scopes) for item in pool)
+    cited = [item for item in pool if item.id in claim.evidence_ids]
+    scopes = frozenset(scope_of(item) for item in cited)
+    # A question naming no name and none of the places the claim speaks from cannot choose between places that bind
+    # the claim's name to different values (one encoding's token id against another's): each contradicts it.
+    anywhere = not asked and not any(about_scope(question, item) for item in cited)
+    checks = tuple(_check(claim, item, *texts[item.id], statement, asked, scopes, anywhere) for item in pool)
     by_id = {item.id: item for item in pool}
     supporting = [c for c in checks if c.supports]
     support_items = [by_id[c.evidence_id] for c in supporting]
@@ -413,14 +419,15 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
             if c.contradicts and by_id[c.evidence_id].source_key not in support_keys
         )
     )
-    # A re-read code line vouches for a value it holds, or for a docstring of the very name the question asks about;
-    # a docstring sentence that only shares words with the question is prose like any other.
+    # A re-read code line vouches for a value it holds, or for a docstring of the very name the question asks about
+    # (not of a method of it: StateGraph.add_edge's docstring says nothing of StateGraph.add_node); a docstring
+    # sentence that only shares words with the question is prose like any other.
     valued = bool(value_tokens(claim.text) or bindings(claim.text))
     code_verified = any(
         c.reverified
         and (
             (is_code(by_id[c.evidence_id]) and valued)
-            or bool(asked & names_in((by_id[c.evidence_id].scope or "").replace(".", " ")))
+            or bool(asked & names_in((by_id[c.evidence_id].scope or "").rsplit(".", 1)[-1]))
             or about_scope(question, by_id[c.evidence_id])
         )
         for c in supporting
