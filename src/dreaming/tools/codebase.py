@@ -393,12 +393,13 @@ def line_score(
     binds_word = any(words_held(forms, bound) for bound, _ in bindings(text))
     literal = bool(bindings(text, literal=True))
     defines = role in ("code", "signature") or (role == "body" and literal)
-    # A literal default inside the def/class the question names is what a value question asks for.
-    names_word = names_word or (kind == "value" and in_asked and role in ("signature", "body") and literal)
+    # A literal bound inside the def/class the question names (a default, or a docstring saying `mode="r"`) is what a
+    # value question asks for.
+    names_word = names_word or (kind == "value" and in_asked and literal and role in (*CODE_ROLES, "docstring"))
     if role == "code" and _DEF_LINE.match(text):
         # A signature that binds a default to a searched name ("errors: str = 'replace'") is a definition too.
         score += DEFINITION_BONUS if binds_word else HEADER_BONUS if names_word else 0.0
-    elif (defines and names_word) or (kind == "exception" and role in CODE_ROLES and text.startswith("raise ")):
+    elif ((defines or role == "docstring") and names_word) or (kind == "exception" and role in CODE_ROLES and text.startswith("raise ")):
         score += DEFINITION_BONUS
     elif kind == "prose" and role == "docstring" and is_statement(text):
         score += DEFINITION_BONUS / 2

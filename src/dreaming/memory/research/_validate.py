@@ -30,10 +30,12 @@ A support is **strong** when the item's context holds *all* of the claim's salie
 
 **Contradiction.** Evidence of the gap (cited or not, usable by the rules above) contradicts a claim when it binds a
 name the claim binds to another literal value (a number, a quoted literal, a constant; ``x = x`` contradicts
-nothing), in a context that holds the question's asked names, or, when the question names none, in the same place
-as the claim's cited evidence (the same file and def/class for code), or anywhere when the question does not name
-that place either (it cannot choose between places binding the name differently). A source counts as
-contradicting only when none of its evidence supports the claim.
+nothing), and it speaks from the same place as the claim's cited evidence (the same file and def/class for code), or
+from the place of the question's asked names (for code, its path or def/class holds them: a line elsewhere that
+merely mentions ``FileText`` with ``mode="w"`` says nothing of what ``FileText`` defines), or, when the question does
+not name the claim's place, from anywhere it mentions the asked names: the question cannot choose between places
+binding the name differently (one encoding's token id against another's). A source counts as contradicting only when
+none of its evidence supports the claim.
 
 **Independence.** One source per web domain; for code, one per file, and lines that are the same once normalized are
 one source across files (a copied line, a vendored copy, a generated file); all memory evidence together is one.
@@ -328,9 +330,14 @@ def _check(
     contradicts = False
     if not supports and usable and item.role != "comment":
         other = bindings(text, literal=True)
+        # Where the item binds: code binds in its file and def/class, prose wherever it speaks of.
+        place = f"{item.path} {(item.scope or '').replace('.', ' ')}" if item.source_type == "codebase" else context
+        same_place = scope_of(item) in scopes
+        asked_place = bool(asked) and asked <= names_in(place)
+        mentions = asked <= names_in(context)
         for name, value in bindings(claim.text, literal=True):
             clash = any(n == name and v != value for n, v in other)
-            if clash and asked <= names_in(context) and (asked or anywhere or scope_of(item) in scopes):
+            if clash and (same_place or asked_place or (anywhere and mentions)):
                 contradicts = True
                 break
     return EvidenceCheck(
@@ -404,9 +411,9 @@ def _validate_one(question: str, claim: Claim, pool: EvidencePool, read_line: Li
     contexts = {item.id: _context(item, texts[item.id][0]) for item in pool}
     cited = [item for item in pool if item.id in claim.evidence_ids]
     scopes = frozenset(scope_of(item) for item in cited)
-    # A question naming no name and none of the places the claim speaks from cannot choose between places that bind
-    # the claim's name to different values (one encoding's token id against another's): each contradicts it.
-    anywhere = not asked and not any(about_scope(question, item) for item in cited)
+    # A question naming none of the places the claim speaks from cannot choose between places that bind the claim's
+    # name to different values (one encoding's token id against another's): each contradicts it.
+    anywhere = not any(about_scope(question, item) for item in cited)
     checks = tuple(_check(claim, item, *texts[item.id], statement, asked, scopes, anywhere) for item in pool)
     by_id = {item.id: item for item in pool}
     supporting = [c for c in checks if c.supports]
