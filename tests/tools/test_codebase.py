@@ -10,12 +10,16 @@ import pytest
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import EvidencePool, SourceHit
 from dreaming.tools.codebase import (
+    DEFINITION_BONUS,
     MAX_HITS_PER_FILE,
     FakeCodebaseSearch,
     RipgrepSearch,
     codebase_search_tool,
     find_rg,
     is_secret_path,
+    line_score,
+    outline_lines,
+    words_held,
 )
 
 PLANTED = "sk-proj-PLANTEDSECRET1234567890abcdef"
@@ -207,3 +211,72 @@ def test_roots_outside_the_workspace_give_locators_relative_to_their_common_pare
     assert [hit.locator for hit in _run(RipgrepSearch([project / "src"], base=workspace).search("K_FLAT"))] == [
         "src/pkg/rem.py:2"
     ]
+
+
+def test_a_search_word_must_start_a_word_or_a_name_part() -> None:
+    assert words_held(["detect", "back", "max"], "If the shell cannot be detected, None is returned.") == {"detect"}
+    assert words_held(["back"], "callback: Callable[..., Any] | None = None,") == set()  # "back" inside callback
+    assert words_held(["max", "attempt"], "max_attempts: int = 3") == {"max", "attempt"}
+    assert words_held(["maximum"], "MAX_WAIT = 5") == {"maximum"}  # its short form starts a part
+
+
+def test_an_entry_of_a_multi_line_literal_is_scoped_by_the_name_it_is_assigned_to() -> None:
+    source = [
+        "def cl100k_base():",
+        "    special_tokens = {",
+        "        ENDOFTEXT: 100257,",
+        "        # the prompt marker",
+        "        ENDOFPROMPT: 100276,",
+        "    }",
+        "    return {",
+        '        "name": "cl100k_base",',
+        "    }",
+        "LIMITS = [",
+        "    1,",
+        "]",
+        "after = 2",
+    ]
+    outline = outline_lines(source)
+    assert outline[2] == ("cl100k_base.special_tokens", "body")
+    assert outline[3] == ("cl100k_base.special_tokens", "comment")
+    assert outline[4] == ("cl100k_base.special_tokens", "body")
+    assert outline[5] == ("cl100k_base.special_tokens", "body")  # the closing bracket still belongs to it
+    assert outline[7] == ("cl100k_base", "body")  # a returned literal is assigned to no name
+    assert outline[10] == ("LIMITS", "code")
+    assert outline[12] == ("", "code")
+
+
+def test_a_generic_name_earns_no_definition_bonus_and_a_literal_in_the_asked_scope_does() -> None:
+    weights = {"default": 1.0, "mode": 1.0, "filetext": 1.0}
+    generic = line_score("default: Any = None,", "signature", {"default"}, set(), weights, "value")
+    specific = line_score("mode: str | None = None,", "signature", {"mode"}, set(), weights, "value")
+    assert specific - generic == pytest.approx(DEFINITION_BONUS)
+    said = 'The default mode of this class is `mode="r"`.'
+    outside = line_score(said, "docstring", {"default", "mode"}, {"filetext"}, weights, "value")
+    inside = line_score(said, "docstring", {"default", "mode"}, {"filetext"}, weights, "value", in_asked=True)
+    assert inside - outside == pytest.approx(DEFINITION_BONUS)
+    example = line_score(said, "example", {"default", "mode"}, {"filetext"}, weights, "value", in_asked=True)
+    assert example < outside  # a usage example never ranks as a definition
+
+
+def test_the_default_stated_in_the_asked_class_outranks_parameters_of_other_classes(tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "models.py").write_text(
+        "class ParameterInfo:\n"
+        "    def __init__(\n"
+        "        self,\n"
+        "        mode: str | None = None,\n"
+        "        default: Any = None,\n"
+        "    ) -> None:\n"
+        "        pass\n"
+        "\n"
+        "class FileText(io.TextIOWrapper):\n"
+        '    """\n'
+        "    Gives you a file-like object for reading text.\n"
+        '    The default mode of this class is `mode="r"`.\n'
+        '    """\n'
+    )
+    hits = _run(RipgrepSearch([code]).search("default file open mode for a typer.FileText parameter"))
+    assert hits[0].line_text == '    The default mode of this class is `mode="r"`.'
+    assert hits[0].scope == "FileText"

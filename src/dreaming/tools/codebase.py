@@ -399,7 +399,9 @@ def line_score(
     if role == "code" and _DEF_LINE.match(text):
         # A signature that binds a default to a searched name ("errors: str = 'replace'") is a definition too.
         score += DEFINITION_BONUS if binds_word else HEADER_BONUS if names_word else 0.0
-    elif ((defines or role == "docstring") and names_word) or (kind == "exception" and role in CODE_ROLES and text.startswith("raise ")):
+    elif ((defines or role == "docstring") and names_word) or (
+        kind == "exception" and role in CODE_ROLES and text.startswith("raise ")
+    ):
         score += DEFINITION_BONUS
     elif kind == "prose" and role == "docstring" and is_statement(text):
         score += DEFINITION_BONUS / 2

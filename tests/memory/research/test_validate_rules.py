@@ -8,13 +8,18 @@ from dreaming.memory.research import (
     Claim,
     ClaimValidation,
     EvidencePool,
+    LineReader,
     LineRole,
     SourceHit,
     Validation,
     reads_as_instruction,
+    salient_terms,
+    search_words,
+    term_coverage,
     validate_claims,
 )
-from dreaming.memory.research._relevance import RELEVANCE_FRACTION, question_coverage, question_kind
+from dreaming.memory.research._relevance import RELEVANCE_FRACTION, question_coverage, question_kind, spells
+from dreaming.memory.research._statements import code_statement, mapping_entry
 from dreaming.memory.research._text import bindings, value_tokens
 from dreaming.memory.research._validate import (
     PROSE_SUPPORT_FRACTION,
@@ -189,3 +194,104 @@ def test_an_identifier_spelling_the_question_anchors_a_raise_in_any_scope() -> N
 def _scoped(text: str, path: str, line: int, scope: str, role: LineRole = "code") -> SourceHit:
     return SourceHit(source_type="codebase", locator=f"{path}:{line}", snippet=text, path=path, line=line,
                      line_text=text, scope=scope, role=role)  # fmt: skip
+
+
+def test_a_mapping_entry_is_a_binding_scoped_by_its_literal() -> None:
+    assert mapping_entry("        ENDOFPROMPT: 100276,") == "ENDOFPROMPT"
+    assert mapping_entry('        "name": "p50k_base",') == "name"
+    assert mapping_entry('    parent: "Node"') is None  # an annotation in a class body, not an entry
+    assert mapping_entry("    timeout: float") is None
+    pool = EvidencePool()
+    entry = pool.add(
+        _scoped("        ENDOFPROMPT: 100276,", "tiktoken_ext/public.py", 5, "cl100k_base.special_tokens", "body")
+    )
+    found = code_statement(entry)
+    assert found is not None and found.kind == "definition"
+    assert found.text == "ENDOFPROMPT: 100276 (in cl100k_base.special_tokens)"
+
+
+def _token_pool() -> tuple[EvidencePool, LineReader]:
+    rows = {
+        3: ("        ENDOFTEXT: 100257,", "cl100k_base.special_tokens"),
+        5: ("        ENDOFPROMPT: 100276,", "cl100k_base.special_tokens"),
+        9: ("    special_tokens = {ENDOFTEXT: 50256, FIM_PREFIX: 50281}", "p50k_edit"),
+        12: ("    special_tokens = {ENDOFTEXT: 199999, ENDOFPROMPT: 200018}", "o200k_base"),
+    }
+    text = "\n".join(rows[n][0] if n in rows else "" for n in range(1, 13))
+    pool = EvidencePool()
+    for number, (line, scope) in rows.items():
+        pool.add(_scoped(line, "tiktoken_ext/public.py", number, scope, role="body"))
+    return pool, lines({"tiktoken_ext/public.py": text})
+
+
+def test_an_entry_answers_for_its_own_key_only() -> None:
+    pool, read = _token_pool()
+    question = "token id of the endofprompt special token in cl100k_base"
+    right = Claim(text="ENDOFPROMPT: 100276 (in cl100k_base.special_tokens)", evidence_ids=("E2",))
+    assert validate_claims(question, [right], pool, read_line=read).confidence >= 0.7
+    sibling = Claim(text="ENDOFTEXT: 100257 (in cl100k_base.special_tokens)", evidence_ids=("E1",))
+    result = validate_claims(question, [sibling], pool, read_line=read).claims[0]
+    assert result.confidence == 0.0 and "another name" in result.off_topic
+
+
+def test_places_binding_a_name_differently_contradict_when_the_question_names_none_of_them() -> None:
+    pool, read = _token_pool()
+    claim = Claim(text="special_tokens = {ENDOFTEXT: 50256, FIM_PREFIX: 50281} (in p50k_edit)", evidence_ids=("E3",))
+    vague = validate_claims("token id of the endoftext special token in tiktoken_ext", [claim], pool, read_line=read)
+    assert vague.claims[0].contradicting_ids  # cl100k_base and o200k_base say otherwise
+    assert vague.confidence < 0.7
+    named = validate_claims("endoftext special token id in tiktoken_ext p50k_edit", [claim], pool, read_line=read)
+    assert not named.claims[0].contradicting_ids
+    assert named.confidence >= 0.7
+
+
+def test_a_mention_elsewhere_contradicts_only_a_claim_from_a_place_the_question_does_not_name() -> None:
+    said = '    The default mode of this class is `mode="r"`.'
+    other = '    Alternatively, you can use `FileText` with `mode="w"`.'
+    files = {"typer/models.py": f"{said}\n{other}"}
+    pool = EvidencePool()
+    pool.add(_scoped(said, "typer/models.py", 1, "FileText", role="docstring"))
+    pool.add(_scoped(other, "typer/models.py", 2, "FileTextWrite", role="docstring"))
+    claim = Claim(text='The default mode of this class is `mode="r"`. (in FileText)', evidence_ids=("E1",))
+    result = validate_claims("default file open mode for a typer.FileText parameter", [claim], pool,
+                             read_line=lines(files))  # fmt: skip
+    assert not result.claims[0].contradicting_ids  # FileTextWrite's docstring only mentions FileText
+    assert result.confidence >= 0.7
+
+    config = "        pretty_exceptions_show_locals: bool = True,"
+    advice = "    you should consider leaving `pretty_exceptions_show_locals=False`"
+    files = {"typer/models.py": config, "typer/main.py": advice}
+    pool = EvidencePool()
+    pool.add(_scoped(config, "typer/models.py", 1, "DeveloperExceptionConfig.__init__", role="signature"))
+    pool.add(_scoped(advice, "typer/main.py", 1, "Typer.__init__", role="docstring"))
+    claim = Claim(text=f"{config.strip().rstrip(',')} (in DeveloperExceptionConfig.__init__)", evidence_ids=("E1",))
+    question = "does a typer app show local variable values in tracebacks by default (pretty_exceptions_show_locals)"
+    result = validate_claims(question, [claim], pool, read_line=lines(files))
+    assert result.claims[0].contradicting_ids  # the question does not name DeveloperExceptionConfig
+    assert result.confidence < 0.7
+
+
+def test_an_identifier_spells_the_question_only_with_consecutive_words() -> None:
+    assert spells("recursion_limit", "exception raised when the recursion limit is zero")
+    assert spells("maxAttempts", "the max attempts of a policy")
+    assert not spells("STYLE_COMMANDS_TABLE_SHOW_LINES", "what is our ops command line tool called")
+    assert not spells("limit_recursion", "exception raised when the recursion limit is zero")
+
+
+def test_a_methods_docstring_does_not_vouch_for_its_class() -> None:
+    doc = '        """Add a directed edge from the start node (or list of start nodes) to the end node.'
+    files = {"langgraph/graph/state.py": doc}
+    question = "what happens if I try to add a StateGraph node named START or END"
+    for scope, settled in (("StateGraph.add_edge", False), ("StateGraph", True)):
+        pool = EvidencePool()
+        pool.add(_scoped(doc, "langgraph/graph/state.py", 1, scope, role="docstring"))
+        text = "Add a directed edge from the start node (or list of start nodes) to the end node."
+        claim = Claim(text=f"{text} (in {scope})", evidence_ids=("E1",))
+        result = validate_claims(question, [claim], pool, read_line=lines(files))
+        assert (result.confidence >= 0.7) is settled, (scope, result.best)
+
+
+def test_stems_meet_across_word_forms() -> None:
+    assert term_coverage(salient_terms("shell detection"), "If the shell cannot be detected") == 1.0
+    assert term_coverage(salient_terms("retries"), "the retry policy") == 1.0
+    assert search_words("shell detection")[-1] == "detect"  # searched by its stem: it starts "detected"

@@ -28,6 +28,7 @@ Then :func:`answer_relevance` must reach ``RELEVANCE_FRACTION`` with at least ``
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Literal
 
@@ -255,12 +256,13 @@ def _in_path(term: str, paths: str) -> bool:
 
 
 def spells(identifier: str, question: str) -> bool:
-    """Return whether ``identifier`` spells two consecutive words of ``question`` (``recursion_limit`` for "the
-    recursion limit"); ``STYLE_COMMANDS_TABLE_SHOW_LINES`` does not spell "command line"."""
+    """Return whether ``identifier`` spells two consecutive words of ``question``.
+
+    ``recursion_limit`` spells "the recursion limit"; ``STYLE_COMMANDS_TABLE_SHOW_LINES`` does not spell "command line".
+    """
     parts = salient_terms(" ".join(_parts_of(identifier)))
     terms = salient_terms(question)
-    pairs = set(zip(terms, terms[1:], strict=False))
-    return any(pair in pairs for pair in zip(parts, parts[1:], strict=False))
+    return bool(set(itertools.pairwise(parts)) & set(itertools.pairwise(terms)))
 
 
 def _parts_of(identifier: str) -> list[str]:
