@@ -40,7 +40,6 @@ from dreaming.memory.research import (
     fence_hits,
     identifiers,
     is_statement,
-    names_in,
     open_brackets,
     question_kind,
     redact_secrets,
@@ -297,14 +296,7 @@ class RipgrepSearch:
         for path in best:
             hits.extend(await asyncio.to_thread(self._file_hits, path, files[path], words, weights, kind, asked))
         hits.sort(key=lambda h: (-h.score, h.path or "", h.line or 0))
-        per_file: dict[str, int] = {}
-        out: list[SourceHit] = []
-        for hit in hits:
-            taken = per_file.get(hit.path or "", 0)
-            if taken < MAX_HITS_PER_FILE:
-                per_file[hit.path or ""] = taken + 1
-                out.append(hit)
-        return out[:limit]
+        return hits[:limit]
 
     def _file_hits(
         self, path: Path, display: str, words: Sequence[str], weights: dict[str, float], kind: str, asked: set[str]
@@ -316,29 +308,37 @@ class RipgrepSearch:
             return []
         outline = outline_lines(lines, prose=display.lower().endswith(PROSE_SUFFIXES))
         path_words = {w for w in words if w in display.lower()}
-        hits = []
+        scope_words: dict[str, set[str]] = {}
+        scored: list[tuple[float, int]] = []
         for index, raw in enumerate(lines):
             present = words_held(words, raw)
             scope, role = outline[index]
-            context = path_words | words_held(words, scope)
+            if scope not in scope_words:
+                scope_words[scope] = words_held(words, scope)
+            context = path_words | scope_words[scope]
             # A line holding no search word still counts when it binds a value inside an asked def/class: the
             # parameter of "before_sleep_log" that a question calls "traceback" is named exc_info.
             in_asked = asked & set(context)
             if not present and not (in_asked and role in ("signature", "body") and bindings(raw, literal=True)):
                 continue
             score = line_score(_clip(raw).strip(), role, present, context, weights, kind, in_asked=bool(in_asked))
+            scored.append((round(score, 4), index))
+        # Only a file's best lines can be returned (``MAX_HITS_PER_FILE``): build and redact those alone.
+        best = sorted(scored, key=lambda s: (-s[0], s[1]))[:MAX_HITS_PER_FILE]
+        hits = []
+        for score, index in best:
             low_i, high_i = max(0, index - self.context_lines), min(len(lines), index + self.context_lines + 1)
             hits.append(
                 SourceHit(
                     source_type="codebase",
                     locator=f"{display}:{index + 1}",
                     snippet=redact_secrets("\n".join(_clip(line) for line in lines[low_i:high_i])),
-                    score=round(score, 4),
+                    score=score,
                     path=display,
                     line=index + 1,
-                    line_text=redact_secrets(_clip(raw)),
-                    scope=scope,
-                    role=role,
+                    line_text=redact_secrets(_clip(lines[index])),
+                    scope=outline[index][0],
+                    role=outline[index][1],
                 )
             )
         return hits
@@ -418,11 +418,23 @@ def words_held(words: Iterable[str], text: str) -> set[str]:
     "detect" is held by "cannot be detected" and "max" by ``max_attempts``; "back" is not held by ``callback``.
     """
     low = text.lower()
-    maybe = [w for w in words if w in low or (w in ABBREVIATIONS and ABBREVIATIONS[w] in low)]
-    if not maybe:
-        return set()
-    names = names_in(text)
-    return {w for w in maybe if any(n.startswith(form) for n in names for form in (w, ABBREVIATIONS.get(w, w)))}
+    return {
+        word
+        for word in words
+        if any(form in low and _starts_part(text, low, form) for form in (word, ABBREVIATIONS.get(word, word)))
+    }
+
+
+def _starts_part(text: str, low: str, form: str) -> bool:
+    # Some occurrence of ``form`` begins a word or a name part: after a non-letter (an underscore included), or at a
+    # camelCase boundary ("Retry" in "maxRetry").
+    at = low.find(form)
+    while at >= 0:
+        before = text[at - 1] if at else " "
+        if not before.isalnum() or ((before.islower() or before.isdigit()) and text[at].isupper()):
+            return True
+        at = low.find(form, at + 1)
+    return False
 
 
 def term_weights(words: Sequence[str], holders: dict[str, set[Path]], files: dict[Path, str]) -> dict[str, float]:
