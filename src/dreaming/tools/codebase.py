@@ -28,7 +28,6 @@ from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import (
-    ABBREVIATIONS,
     CODE_ROLES,
     GENERIC_STEMS,
     PROSE_SUFFIXES,
@@ -44,6 +43,7 @@ from dreaming.memory.research import (
     question_kind,
     redact_secrets,
     search_words,
+    short_form,
 )
 
 __all__ = [
@@ -387,7 +387,7 @@ def line_score(
     total = sum(weights.values()) or 1.0
     score = (sum(weights[w] for w in present) + CONTEXT_SHARE * sum(weights[w] for w in context - present)) / total
     # A name made of a generic word ("default", "name", "value") is not the name asked about.
-    forms = {form for w in present - GENERIC_STEMS for form in (w, ABBREVIATIONS.get(w, w))}
+    forms = {form for w in present - GENERIC_STEMS for form in (w, short_form(w) or w)}
     name = definition_name(text)
     names_word = name is not None and bool(words_held(forms, name))
     binds_word = any(words_held(forms, bound) for bound, _ in bindings(text))
@@ -421,7 +421,7 @@ def words_held(words: Iterable[str], text: str) -> set[str]:
     return {
         word
         for word in words
-        if any(form in low and _starts_part(text, low, form) for form in (word, ABBREVIATIONS.get(word, word)))
+        if any(form in low and _starts_part(text, low, form) for form in (word, short_form(word) or word))
     }
 
 

@@ -24,7 +24,7 @@ def test_public_surface_is_pinned() -> None:
             "ResearchInsight", "SourceHit", "SourceType", "Validation", "ValidationMethod", "append_research_log",
             "clean_claims", "content_hash", "decide", "definition_name", "fence_evidence", "fence_hits", "finding_from_validation",
             "identifiers", "is_statement", "numbers", "term_coverage", "LineRole", "PROSE_SUFFIXES", "asked_names",
-            "ABBREVIATIONS", "CODE_ROLES", "GENERIC_STEMS", "bindings", "names_in", "open_brackets", "question_kind",
+            "ABBREVIATIONS", "CODE_ROLES", "GENERIC_STEMS", "bindings", "names_in", "open_brackets", "question_kind", "short_form",
             "reads_as_instruction",
             "read_research_insights", "redact_secrets", "render_rem_research_section", "research_log_row",
             "research_slug", "salient_terms", "search_words", "supports_text", "synthesize_extractive", "validate_claims",

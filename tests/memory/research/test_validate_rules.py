@@ -15,6 +15,7 @@ from dreaming.memory.research import (
     reads_as_instruction,
     salient_terms,
     search_words,
+    short_form,
     term_coverage,
     validate_claims,
 )
@@ -295,3 +296,11 @@ def test_stems_meet_across_word_forms() -> None:
     assert term_coverage(salient_terms("shell detection"), "If the shell cannot be detected") == 1.0
     assert term_coverage(salient_terms("retries"), "the retry policy") == 1.0
     assert search_words("shell detection")[-1] == "detect"  # searched by its stem: it starts "detected"
+
+
+def test_short_forms_are_found_for_words_and_their_stems() -> None:
+    assert short_form("maximum") == "max"
+    assert short_form("configuration") == "config"
+    assert short_form("configur") == "config"  # "configuration" is searched by its stem
+    assert short_form("expon") == "exp"
+    assert short_form("retry") is None

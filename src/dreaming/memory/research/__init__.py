@@ -49,6 +49,7 @@ from dreaming.memory.research._text import (
     reads_as_instruction,
     salient_terms,
     search_words,
+    short_form,
     term_coverage,
 )
 from dreaming.memory.research._validate import (
@@ -110,6 +111,7 @@ __all__ = [
     "research_slug",
     "salient_terms",
     "search_words",
+    "short_form",
     "supports_text",
     "synthesize_extractive",
     "term_coverage",

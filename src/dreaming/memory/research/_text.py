@@ -6,8 +6,9 @@ Two kinds of term come out of a text:
   ``bookingModification``). It is one strong term, normalized to lower snake case (``max_gaps``,
   ``booking_modification``), never stemmed and never split: a question about ``MAX_GAPS`` is not a question about
   every "max".
-- **words**: everything else, lowercased and stemmed (``capped``, ``caps`` -> ``cap``; ``queries`` -> ``query``;
-  ``stored``, ``store`` -> ``stor``), minus stop words, one-letter words and bare numbers.
+- **words**: everything else, lowercased and stemmed by the Snowball English stemmer (``capped``, ``caps`` ->
+  ``cap``; ``queries`` -> ``queri``; ``detection``, ``detected`` -> ``detect``), minus stop words, one-letter words and
+  bare numbers.
 
 When a *text* is searched for terms, an identifier in it also yields its parts as words, so that code meets prose:
 ``GAP_CAP_PCT`` holds the words "gap", "cap" and "pct" as well as the identifier ``gap_cap_pct``.
@@ -37,6 +38,7 @@ __all__ = [
     "reads_as_instruction",
     "salient_terms",
     "search_words",
+    "short_form",
     "term_coverage",
     "value_tokens",
     "whole_names",
@@ -299,11 +301,18 @@ ABBREVIATIONS = {"maximum": "max", "minimum": "min", "number": "num", "exponent"
                   "configuration": "config", "arguments": "args", "argument": "arg", "attempts": "attempt"}  # fmt: skip
 
 
+_SHORT_BY_STEM = {_stem(word): short for word, short in ABBREVIATIONS.items()}
+
+
+def short_form(term: str) -> str | None:
+    """Return the short form code uses for a word or its stem (``maximum`` -> ``max``, ``configur`` -> ``config``)."""
+    return ABBREVIATIONS.get(term) or _SHORT_BY_STEM.get(term) or _SHORT_BY_STEM.get(_stem(term))
+
+
 def with_abbreviations(terms: Iterable[str]) -> set[str]:
     """Return ``terms`` plus the short forms code uses for them (``maximum`` -> ``max``), a fixed table."""
     out = set(terms)
-    out.update(ABBREVIATIONS[t] for t in list(out) if t in ABBREVIATIONS)
-    out.update(ABBREVIATIONS[_stem(t)] for t in list(out) if _stem(t) in ABBREVIATIONS)
+    out.update(short for term in list(out) if (short := short_form(term)) is not None)
     return out
 
 
