@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.pregel import Pregel
 
@@ -23,6 +24,7 @@ from dreaming.memory import (
     ConsolidationLock,
     Workspace,
     atomic_write_json,
+    before_write,
     move_aside,
     read_state,
     record_event,
@@ -60,6 +62,22 @@ class RunOutcome:
     """Anything the operator should know (state moved aside, ...)."""
 
 
+class _Checkpointer(AsyncSqliteSaver):
+    """The SQLite checkpointer, announcing its writes to the workspace's write seam (``memory.before_write``)."""
+
+    path = Path("checkpoints.sqlite")
+
+    async def aput(
+        self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> Any:
+        before_write(self.path)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        before_write(self.path)
+        await super().aput_writes(config, writes, task_id, task_path)
+
+
 def _current_run_path(ws: Workspace) -> Path:
     # Names the run in progress, so that the next run can resume it from its checkpoint after a crash.
     return ws.state_dir / "current-run.json"
@@ -81,9 +99,15 @@ async def _invoke_graph(saver: AsyncSqliteSaver, context: DreamContext) -> dict[
         "recursion_limit": context.config.budget.recursion_limit,
     }
     snapshot = await graph.aget_state(config)
-    if snapshot.values and not snapshot.next:  # it finished; only the clean-up was interrupted
+    finished = "diary" in (snapshot.values or {}).get("done", [])
+    if snapshot.values and not snapshot.next and finished:  # it reached END; only the clean-up was interrupted
         result: dict[str, Any] = dict(snapshot.values)
     else:
+        if snapshot.values and not snapshot.next:
+            # A checkpoint with nothing left to run that never reached END (a write failed under it): it cannot be
+            # resumed, so the night runs again from the start under the same id (every node is safe to rerun).
+            await saver.adelete_thread(context.run_id)
+            snapshot = await graph.aget_state(config)
         start = None if snapshot.values else {"run_id": context.run_id, "now": context.now.isoformat()}
         result = await graph.ainvoke(start, config, context=context, durability="sync")
     await saver.adelete_thread(context.run_id)
@@ -147,7 +171,9 @@ async def dream(
             record_event(ws.events, "state.moved_aside", now, file=path.name, moved_to=moved.name, problem=problem)
             notes.append(f"unreadable {path.name} moved aside to {moved.name} ({problem})")
         resumed: str | None = None
-        async with AsyncSqliteSaver.from_conn_string(str(ws.checkpoints)) as saver:
+        async with _Checkpointer.from_conn_string(str(ws.checkpoints)) as saver:
+            assert isinstance(saver, _Checkpointer)
+            saver.path = ws.checkpoints
             if pending.data is not None and {"run_id", "now"} <= pending.data.keys():
                 resumed = str(pending.data["run_id"])
                 then = datetime.fromisoformat(str(pending.data["now"]))

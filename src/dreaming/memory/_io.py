@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -14,12 +15,14 @@ from typing import Any
 
 __all__ = [
     "BadLine",
+    "WriteFaults",
     "InputReport",
     "LoadedState",
     "append_jsonl",
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "before_write",
     "dump_json",
     "iter_jsonl",
     "move_aside",
@@ -28,6 +31,48 @@ __all__ = [
     "set_aside_unreadable",
     "sweep_orphan_temps",
 ]
+
+
+_write_hook: Callable[[Path], None] | None = None
+
+
+def before_write(path: Path) -> None:
+    """Announce a write to ``path``: every write to a workspace file calls this first (the fault-injection seam).
+
+    Writes go through :func:`atomic_write_bytes`, :func:`append_jsonl`, the large-file writer, the lock files and the
+    checkpointer; :class:`WriteFaults` uses this to fail one of them the way a full or read-only disk would.
+    """
+    if _write_hook is not None:
+        _write_hook(path)
+
+
+@dataclass
+class WriteFaults:
+    """Fail the ``fail_at``-th write (1-based) with ``OSError(error)``, and count every write (for tests).
+
+    ``with WriteFaults(fail_at=3, error=errno.ENOSPC) as faults: ...``; ``faults.writes`` then holds every path
+    announced, in order. ``fail_at=0`` fails nothing (it only counts). Not thread-safe across nested uses.
+    """
+
+    fail_at: int = 0
+    error: int = errno.ENOSPC
+    writes: list[Path] = field(default_factory=list)
+    failed: Path | None = None
+
+    def _hook(self, path: Path) -> None:
+        self.writes.append(path)
+        if len(self.writes) == self.fail_at:
+            self.failed = path
+            raise OSError(self.error, os.strerror(self.error), str(path))
+
+    def __enter__(self) -> WriteFaults:
+        global _write_hook
+        _write_hook = self._hook
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _write_hook
+        _write_hook = None
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> bool:
@@ -42,6 +87,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> bool:
             return False
     except FileNotFoundError:
         pass
+    before_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     tmp = Path(tmp_name)
@@ -264,6 +310,7 @@ def append_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
     text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False, sort_keys=True) + "\n" for row in rows)
     if not text:
         return
+    before_write(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+b") as handle:
         # A crash may have left a torn last line; start on a fresh line so the new rows stay whole.

@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 
 from dreaming.errors import LockBusyError
+from dreaming.memory._io import before_write
 
 __all__ = ["ConsolidationLock", "pid_alive"]
 
@@ -91,6 +92,12 @@ class ConsolidationLock:
             state = "dead" if not (pid_text.isdigit() and pid_alive(int(pid_text))) else "unlocked"
             self.took_over = previous
             _log.warning("took over a stale dreaming lock %s (holder %s, %s)", self.path, previous, state)
+        try:
+            before_write(self.path)
+        except OSError:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            raise
         os.ftruncate(fd, 0)
         os.lseek(fd, 0, os.SEEK_SET)
         os.write(fd, f"{os.getpid()}:{self.clock_ms()}\n".encode())

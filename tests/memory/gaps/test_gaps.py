@@ -128,8 +128,8 @@ def test_selection_by_count_then_recency_capped(workspace: Workspace, now: datet
         record_gap(workspace, "popular", "no_results", best_score=0, now=now - timedelta(days=2))
     record_gap(workspace, "old", "no_results", best_score=0, now=now - timedelta(days=5))
     record_gap(workspace, "recent", "no_results", best_score=0, now=now - timedelta(days=1))
-    record_gap(workspace, "done", "no_results", best_score=0, now=now)
-    record_attempt(workspace, "done", outcome="kept", now=now)
+    record_gap(workspace, "done", "no_results", best_score=0, now=now - timedelta(hours=2))
+    record_attempt(workspace, "done", outcome="kept", now=now - timedelta(hours=1))
     assert [g.key for g in select_gaps_for_night(workspace, now=now, max_gaps=5)] == ["popular", "recent", "old"]
     assert [g.key for g in select_gaps_for_night(workspace, now=now, max_gaps=2)] == ["popular", "recent"]
     assert select_gaps_for_night(workspace, now=now, max_gaps=0) == []
@@ -143,7 +143,8 @@ def test_backoff_one_two_four_nights_then_backlog(workspace: Workspace, now: dat
         assert (gap.attempts, gap.status) == (attempt, "open")
         assert gap.next_attempt_after == night + timedelta(days=wait_days)
         # Waiting the night before its wait is over (a run 30 minutes early is still on time).
-        assert select_gaps_for_night(workspace, now=night + timedelta(days=wait_days - 1), max_gaps=5) == []
+        early = night + timedelta(days=wait_days - 1, hours=1)  # (the night itself would select it again: a rerun)
+        assert select_gaps_for_night(workspace, now=early, max_gaps=5) == []
         night = night + timedelta(days=wait_days, minutes=-30)
         assert [g.key for g in select_gaps_for_night(workspace, now=night, max_gaps=5)] == ["kafka"]
     gap = record_attempt(workspace, "kafka", outcome="failed", now=night)
@@ -244,3 +245,13 @@ def test_concurrent_processes_lose_nothing(workspace: Workspace, now: datetime) 
         proc.join(60)
     assert [proc.exitcode for proc in procs] == [0, 0, 0, 0]
     assert [g.count for g in list_gaps(workspace)] == [8]
+
+
+def test_a_night_that_runs_again_selects_the_gaps_it_already_attempted(workspace: Workspace, now: datetime) -> None:
+    for query in ("alpha", "bravo", "charlie"):
+        record_gap(workspace, query, "no_results", best_score=0, now=now - timedelta(days=1))
+    first = [g.key for g in select_gaps_for_night(workspace, now=now, max_gaps=2)]
+    record_attempt(workspace, first[0], outcome="kept", now=now)  # then the night failed before writing its finding
+    record_attempt(workspace, first[1], outcome="discarded", now=now)
+    assert [g.key for g in select_gaps_for_night(workspace, now=now, max_gaps=2)] == first
+    assert first[0] not in [g.key for g in select_gaps_for_night(workspace, now=now + timedelta(days=1), max_gaps=2)]

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from dreaming.memory._events import record_event
-from dreaming.memory._io import atomic_write_json, read_state
+from dreaming.memory._io import atomic_write_json, before_write, read_state
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.gaps._model import GapStatus, GapType, KnowledgeGap, normalize_query
 from dreaming.memory.research import redact_secrets
@@ -63,6 +63,7 @@ def _locked(ws: Workspace) -> Iterator[None]:
     with _thread_locks_guard:
         thread_lock = _thread_locks.setdefault(str(lock_path), threading.Lock())
     with thread_lock:
+        before_write(lock_path)
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         with lock_path.open("a") as handle:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
@@ -153,14 +154,18 @@ def list_gaps(ws: Workspace, *, status: GapStatus | None = None, now: datetime |
 def select_gaps_for_night(ws: Workspace, *, now: datetime, max_gaps: int) -> list[KnowledgeGap]:
     """Return at most ``max_gaps`` open gaps to research tonight: most frequent first, then most recent.
 
-    A gap still waiting in backoff is skipped, unless its wait ends within :data:`BACKOFF_SLACK` of ``now``.
+    A gap still waiting in backoff is skipped, unless its wait ends within :data:`BACKOFF_SLACK` of ``now``. A gap
+    this very night already attempted (``last_attempt == now``: the night failed after recording it and runs again)
+    is selected as it was the first time, whatever its status now, so that its finding is not lost with the failed
+    run's state.
     """
     if max_gaps <= 0:
         return []
     ready = [
         gap
-        for gap in list_gaps(ws, status="open", now=now)
-        if gap.next_attempt_after is None or gap.next_attempt_after <= now + BACKOFF_SLACK
+        for gap in list_gaps(ws, now=now)
+        if gap.last_attempt == now
+        or (gap.status == "open" and (gap.next_attempt_after is None or gap.next_attempt_after <= now + BACKOFF_SLACK))
     ]
     return ready[:max_gaps]
 

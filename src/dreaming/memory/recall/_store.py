@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.errors import LockBusyError
-from dreaming.memory._io import atomic_write_bytes, move_aside
+from dreaming.memory._io import atomic_write_bytes, before_write, move_aside
 from dreaming.memory._lock import pid_alive
 from dreaming.memory._workspace import Workspace
 
@@ -213,6 +214,25 @@ def lock_is_stale(path: Path, *, now_s: float) -> bool:
     return not (pid_text.isdigit() and pid_alive(int(pid_text)))
 
 
+def _create_lock_file(path: Path) -> None:
+    """Create the lock file holding ``<pid>:<epoch ms>`` in one step, or raise FileExistsError.
+
+    The content is written to a temp file first and hard-linked into place, so the lock never exists empty: a write
+    that fails (a full disk) leaves no lock behind to block the next run until it goes stale.
+    """
+    before_write(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(f"{os.getpid()}:{int(time.time() * 1000)}\n".encode())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp_name, path)
+    finally:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp_name)
+
+
 def _process_lock(path: Path) -> threading.Lock:
     with _process_locks_guard:
         return _process_locks.setdefault(str(path), threading.Lock())
@@ -234,7 +254,7 @@ def short_term_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[N
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                _create_lock_file(path)
             except FileExistsError:
                 if lock_is_stale(path, now_s=time.time()):
                     with suppress(FileNotFoundError):
@@ -247,10 +267,6 @@ def short_term_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[N
                     raise LockBusyError(path, holder or "unknown") from None
                 time.sleep(LOCK_RETRY_S)
                 continue
-            try:
-                os.write(fd, f"{os.getpid()}:{int(time.time() * 1000)}\n".encode())
-            finally:
-                os.close(fd)
             break
         try:
             yield
