@@ -20,7 +20,14 @@ from dreaming.memory._io import atomic_write_json
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import FENCE_END, FENCE_START, is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path, note_day
-from dreaming.memory.recall._record import RecallQuery, RecallResult, day_bucket_for, record_recall_batch
+from dreaming.memory.recall._record import (
+    RecallQuery,
+    RecallResult,
+    day_bucket_for,
+    query_hash,
+    record_recall_batch,
+)
+from dreaming.memory.recall._store import read_store
 
 __all__ = [
     "DAILY_INGESTION_SCORE",
@@ -175,6 +182,22 @@ def _read_ingestion(ws: Workspace) -> dict[str, Any]:
     return doc
 
 
+def _pending_landed(
+    ws: Workspace, pending: Any, today_s: str, query_text: str, now: datetime
+) -> dict[str, dict[str, int]]:
+    # The pending notes of a night that failed today after writing the store: {rel: {"mtimeMs", "size"}}.
+    if not isinstance(pending, dict) or pending.get("day") != today_s or not isinstance(pending.get("files"), dict):
+        return {}
+    qhash = query_hash(query_text)
+    store = read_store(ws, now=now)
+    paths = {
+        entry.get("path")
+        for entry in store.entries.values()
+        if qhash in (entry.get("queryHashes") or []) and today_s in (entry.get("recallDays") or [])
+    }
+    return {rel: seen for rel, seen in pending["files"].items() if rel in paths and isinstance(seen, dict)}
+
+
 def ingest_daily_notes(
     ws: Workspace, *, now: datetime, timezone: str = "UTC", limit: int = 10, lookback_days: int = 2
 ) -> IngestReport:
@@ -182,15 +205,21 @@ def ingest_daily_notes(
 
     Each chunk is recorded with query ``__dreaming_daily__:<today>`` for the day it was ingested, so a note still
     present over several nights gains one signal per night, never more. Daily notes themselves are only read.
+
+    The recall store and the ingestion state are two files, so the notes about to be recorded are first written to
+    the state as ``pending``; a night that failed between the two writes and runs again finds the pending notes'
+    signals already in the store (today's ingestion query among their entries' hashes) and counts them once.
     """
     today_s = day_bucket_for(now, timezone)
     notes = list_daily_notes(ws, today=date.fromisoformat(today_s), lookback_days=lookback_days)
     state = _read_ingestion(ws)
     files: dict[str, Any] = state["files"]
+    query_text = f"__dreaming_daily__:{today_s}"
+    landed = _pending_landed(ws, state.pop("pending", None), today_s, query_text, now)
     total_cap = max(20, limit * 4)
     per_file = max(6, math.ceil(total_cap / max(1, len(notes))))
     results: list[RecallResult] = []
-    ingested = 0
+    recorded = ingested = 0
     for rel, _day in sorted(notes, key=lambda n: n[1], reverse=True):
         path = ws.root / rel
         stat = path.stat()
@@ -200,14 +229,30 @@ def ingest_daily_notes(
         if unchanged and (seen or {}).get("lastDreamingDayIngested") == today_s:
             continue
         chunks = chunk_daily_note(path.read_text(encoding="utf-8", errors="replace"))[:per_file]
-        room = total_cap - len(results)
-        for chunk in chunks[: max(0, room)]:
-            results.append(RecallResult(rel, chunk.start_line, chunk.end_line, DAILY_INGESTION_SCORE, chunk.snippet))
+        room = max(0, total_cap - len(results) - recorded)
+        if landed.get(rel) == {"mtimeMs": mtime_ms, "size": stat.st_size}:
+            recorded += len(chunks[:room])  # recorded by the failed run: counted, not recorded again
+        else:
+            for chunk in chunks[:room]:
+                results.append(
+                    RecallResult(rel, chunk.start_line, chunk.end_line, DAILY_INGESTION_SCORE, chunk.snippet)
+                )
         files[rel] = {"mtimeMs": mtime_ms, "size": stat.st_size, "lastDreamingDayIngested": today_s}
         ingested += 1
     if results:
+        pending = {r.path: files[r.path] for r in results}
+        atomic_write_json(
+            daily_ingestion_path(ws),
+            {
+                **_read_ingestion(ws),
+                "pending": {
+                    "day": today_s,
+                    "files": {rel: {"mtimeMs": seen["mtimeMs"], "size": seen["size"]} for rel, seen in pending.items()},
+                },
+            },
+        )
         query = RecallQuery(
-            query=f"__dreaming_daily__:{today_s}",
+            query=query_text,
             results=results,
             signal_type="daily",
             dedupe_by_query_per_day=False,
@@ -216,4 +261,4 @@ def ingest_daily_notes(
         record_recall_batch(ws, [query], now=now, timezone=timezone)
     if ingested:
         atomic_write_json(daily_ingestion_path(ws), state)
-    return IngestReport(files_seen=len(notes), files_ingested=ingested, chunks_recorded=len(results))
+    return IngestReport(files_seen=len(notes), files_ingested=ingested, chunks_recorded=recorded + len(results))
