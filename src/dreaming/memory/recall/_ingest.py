@@ -27,7 +27,7 @@ from dreaming.memory.recall._record import (
     query_hash,
     record_recall_batch,
 )
-from dreaming.memory.recall._store import read_store
+from dreaming.memory.recall._store import format_iso, read_store
 
 __all__ = [
     "DAILY_INGESTION_SCORE",
@@ -208,7 +208,8 @@ def ingest_daily_notes(
 
     The recall store and the ingestion state are two files, so the notes about to be recorded are first written to
     the state as ``pending``; a night that failed between the two writes and runs again finds the pending notes'
-    signals already in the store (today's ingestion query among their entries' hashes) and counts them once.
+    signals already in the store (today's ingestion query among their entries' hashes) and counts them once. The
+    state also keeps what the last night ingested (``lastNight``), so the same night run again reports it.
     """
     today_s = day_bucket_for(now, timezone)
     notes = list_daily_notes(ws, today=date.fromisoformat(today_s), lookback_days=lookback_days)
@@ -259,6 +260,14 @@ def ingest_daily_notes(
             day_bucket=today_s,
         )
         record_recall_batch(ws, [query], now=now, timezone=timezone)
+    night = format_iso(now)
+    last = state.get("lastNight")
+    if not ingested and isinstance(last, dict) and last.get("at") == night:
+        # The same night again (it failed after ingesting): report what it ingested, not the nothing left to do.
+        return IngestReport(
+            files_seen=len(notes), files_ingested=int(last.get("files", 0)), chunks_recorded=int(last.get("chunks", 0))
+        )
     if ingested:
+        state["lastNight"] = {"at": night, "files": ingested, "chunks": recorded + len(results)}
         atomic_write_json(daily_ingestion_path(ws), state)
     return IngestReport(files_seen=len(notes), files_ingested=ingested, chunks_recorded=recorded + len(results))
