@@ -71,17 +71,24 @@ def _update(ws: Workspace, keys: Iterable[str], now: datetime, field: Literal["l
                 entry["lastRemConsideredAt"] = stamp
                 continue
             hits = "lightHits" if field == "light" else "remHits"
+            last = "lastLightAt" if field == "light" else "lastRemAt"
+            if entry.get(last) == stamp:
+                continue  # this very night already counted it (it failed later and runs again)
             previous = entry.get(hits)
             count = previous if isinstance(previous, int) and not isinstance(previous, bool) and previous > 0 else 0
             entry[hits] = min(MAX_PHASE_HITS, count + 1)
-            entry["lastLightAt" if field == "light" else "lastRemAt"] = stamp
+            entry[last] = stamp
         doc["updatedAt"] = stamp
         atomic_write_json(ws.phase_signals, doc)
     return len(wanted)
 
 
 def record_phase_signals(ws: Workspace, *, phase: Literal["light", "rem"], keys: Iterable[str], now: datetime) -> int:
-    """Count one light or REM revisit of each key (hits capped at 9999); return how many keys."""
+    """Count one light or REM revisit of each key (hits capped at 9999); return how many keys.
+
+    A key this same night (the same ``now``) already counted is not counted again: a night that failed after this
+    write and runs again ends with the counts of a night that never failed.
+    """
     return _update(ws, keys, now, phase)
 
 
