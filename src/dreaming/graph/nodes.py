@@ -108,7 +108,9 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Deep sleep: gate, write and retire insight files, then the MEMORY.md index."""
     ctx = runtime.context
     ctx.progress("deep", "promoting and retiring insights")
-    summary = vp.deep_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, vetoes=state.get("vetoes") or {})
+    summary = vp.deep_sleep_verdicts(
+        ctx.workspace, ctx.config.verdicts, now=ctx.now, vetoes=state.get("vetoes") or {}, run_id=ctx.run_id
+    )
     ctx.progress("deep", "promoting recalls into MEMORY.md")
     recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
     research = promote_research(state, ctx)

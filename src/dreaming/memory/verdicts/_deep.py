@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from dreaming.config import VerdictsConfig
-from dreaming.memory._io import read_state
+from dreaming.memory._io import atomic_write_json, read_state
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._candidates import VerdictCandidate, passes_gate
 from dreaming.memory.verdicts._index import active_insights, write_memory_index
@@ -116,13 +116,41 @@ def _retire_reason(
     return "no longer observed: the bucket has no classified sample"
 
 
+_PLAN_KEYS = ("promoted", "restored", "updated", "retired")
+
+
+def _settled_plan(ws: Workspace, plan: dict[str, list[Any]], run_id: str | None, now: datetime) -> dict[str, list[Any]]:
+    """Record the run's plan before any insight is written, or return the one this same run already recorded.
+
+    A run that failed after writing some insights and is resumed sees them as existing ones; the plan it made
+    before writing says what it did, so its diary reads as an uninterrupted night's. Without a ``run_id`` (a caller
+    outside a night) nothing is recorded.
+    """
+    if run_id is None:
+        return plan
+    path = ws.state_dir / "deep-plan.json"
+    loaded = read_state(path, versions=(1,), now=now)
+    stored = (loaded.data or {}).get("plan")
+    if (loaded.data or {}).get("run_id") == run_id and isinstance(stored, dict):
+        if all(isinstance(stored.get(k), list) for k in _PLAN_KEYS):
+            return {k: list(stored[k]) for k in _PLAN_KEYS}
+    atomic_write_json(path, {"version": 1, "run_id": run_id, "plan": plan})
+    return plan
+
+
 def deep_sleep_verdicts(
-    ws: Workspace, config: VerdictsConfig, *, now: datetime, vetoes: Mapping[str, str] | None = None
+    ws: Workspace,
+    config: VerdictsConfig,
+    *,
+    now: datetime,
+    vetoes: Mapping[str, str] | None = None,
+    run_id: str | None = None,
 ) -> DeepSummary:
     """Promote passing, fresh, unvetoed candidates to insight files; retire the rest to the archive; update the index.
 
     ``vetoes`` maps a candidate id to a model's reason for rejecting it. A veto can only keep an insight out (or
-    retire an existing one); it never promotes one or changes a number.
+    retire an existing one); it never promotes one or changes a number. With ``run_id``, the plan (what is
+    promoted, restored, updated, retired) is recorded before any write and reused when that run is resumed.
     """
     existed = ws.candidates.exists()
     candidates, problem = load_candidates(ws, now=now)
@@ -142,7 +170,8 @@ def deep_sleep_verdicts(
     promoted: list[str] = []
     restored: list[str] = []
     updated: list[str] = []
-    for c in promote:  # 1. insight files
+    writes = []
+    for c in promote:  # the plan of 1: which insight files are new, restored or updated
         path = ws.insights_dir / f"{c.id}.md"
         archived_path = ws.archive_dir / path.name
         current = read_insight(path)
@@ -162,30 +191,39 @@ def deep_sleep_verdicts(
         else:
             first, history = today.isoformat(), {}
             promoted.append(c.id)
-        front = _front(c, first_promoted=first, today=today.isoformat(), history=history)
+        writes.append((c, path, archived_path, archived, _front(c, first_promoted=first, today=today.isoformat(),
+                                                                 history=history)))  # fmt: skip
+    keep = {c.id for c in promote}
+    retiring = [  # the plan of 2
+        (insight, _retire_reason(insight.id, insight.front, by_id, vetoes, today, config))
+        for insight in active_insights(ws)
+        if insight.kind in VERDICT_KINDS and insight.id not in keep
+    ]
+    plan: dict[str, list[Any]] = {
+        "promoted": promoted,
+        "restored": restored,
+        "updated": updated,
+        "retired": [[insight.id, reason] for insight, reason in retiring],
+    }
+    plan = _settled_plan(ws, plan, run_id, now)
+
+    for c, path, archived_path, archived, front in writes:  # 1. insight files
         write_insight(path, front, insight_body(c))
         # The archived copy goes only once its history is carried by the active file.
         if archived is not None and front.get("last_retired") == archived.front.get("retired"):
             with contextlib.suppress(FileNotFoundError):
                 archived_path.unlink()
-
-    keep = {c.id for c in promote}
-    retired: list[tuple[str, str]] = []
-    for insight in active_insights(ws):  # 2. retirements
-        if insight.kind not in VERDICT_KINDS or insight.id in keep:
-            continue
-        reason = _retire_reason(insight.id, insight.front, by_id, vetoes, today, config)
+    for insight, reason in retiring:  # 2. retirements
         front = dict(insight.front)
         front.update(status="retired", retired=today.isoformat(), retired_reason=reason)
         write_insight(ws.archive_dir / insight.path.name, front, insight.body)
         insight.path.unlink()
-        retired.append((insight.id, reason))
 
     return DeepSummary(  # 3. the index
-        promoted=tuple(promoted),
-        restored=tuple(restored),
-        updated=tuple(updated),
-        retired=tuple(retired),
+        promoted=tuple(plan["promoted"]),
+        restored=tuple(plan["restored"]),
+        updated=tuple(plan["updated"]),
+        retired=tuple((str(i), str(r)) for i, r in plan["retired"]),
         vetoed=tuple(vetoed),
         stale=tuple(stale),
         index_changed=write_memory_index(ws),
