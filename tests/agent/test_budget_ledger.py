@@ -166,10 +166,10 @@ def test_round_trip(workspace: Workspace) -> None:
     assert again.spend_in_window(T0) == pytest.approx(0.55)
     assert len(again.entries) == 2
     data = json.loads(workspace.budget_ledger.read_text())
-    assert data["version"] == LEDGER_VERSION == 2
+    assert data["version"] == LEDGER_VERSION == 3
     assert set(data["entries"][0]) == {
-        "at", "model", "node", "gap", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", "estimated",
-        "cache_hit",
+        "id", "reserved", "at", "model", "node", "gap", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
+        "estimated", "cache_hit",
     }  # fmt: skip
 
 
@@ -261,7 +261,7 @@ def test_v1_migrated_as_one_entry_at_file_time(workspace: Workspace) -> None:
     assert not led.is_tripped(T0)
     assert led.spend_in_window(T0 + timedelta(minutes=51)) == 0.0  # ages out like any entry
     record(led, 0.01)
-    assert json.loads(workspace.budget_ledger.read_text())["version"] == 2
+    assert json.loads(workspace.budget_ledger.read_text())["version"] == 3
 
 
 def test_v1_over_cap_starts_tripped(workspace: Workspace) -> None:

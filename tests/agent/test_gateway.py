@@ -118,7 +118,7 @@ def test_reported_usage_is_priced_and_recorded(workspace: Workspace, now: dateti
     (entry,) = gw.ledger.entries
     assert entry == LedgerEntry(
         at=now, model="gpt-4.1-mini", node="narrative", gap="g1", input_tokens=1000, output_tokens=200,
-        cached_tokens=400, cost_usd=expected, estimated=False,
+        cached_tokens=400, cost_usd=expected, estimated=False, id=entry.id,
     )  # fmt: skip
     stored = json.loads(workspace.budget_ledger.read_text())["entries"]
     assert stored[0]["cost_usd"] == pytest.approx(expected)
