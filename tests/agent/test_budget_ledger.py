@@ -10,12 +10,15 @@ import json
 import logging
 import math
 import os
-from dataclasses import FrozenInstanceError
+import threading
+import time
+from dataclasses import FrozenInstanceError, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
+from dreaming.agent._checks import Allowed, Skipped
 from dreaming.agent._ledger import LEDGER_VERSION, BudgetLedger, LedgerEntry
 from dreaming.config import BudgetConfig
 from dreaming.memory import Workspace
@@ -166,10 +169,10 @@ def test_round_trip(workspace: Workspace) -> None:
     assert again.spend_in_window(T0) == pytest.approx(0.55)
     assert len(again.entries) == 2
     data = json.loads(workspace.budget_ledger.read_text())
-    assert data["version"] == LEDGER_VERSION == 2
+    assert data["version"] == LEDGER_VERSION == 3
     assert set(data["entries"][0]) == {
-        "at", "model", "node", "gap", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", "estimated",
-        "cache_hit",
+        "id", "reserved", "at", "model", "node", "gap", "input_tokens", "output_tokens", "cached_tokens", "cost_usd",
+        "estimated", "cache_hit",
     }  # fmt: skip
 
 
@@ -261,7 +264,7 @@ def test_v1_migrated_as_one_entry_at_file_time(workspace: Workspace) -> None:
     assert not led.is_tripped(T0)
     assert led.spend_in_window(T0 + timedelta(minutes=51)) == 0.0  # ages out like any entry
     record(led, 0.01)
-    assert json.loads(workspace.budget_ledger.read_text())["version"] == 2
+    assert json.loads(workspace.budget_ledger.read_text())["version"] == 3
 
 
 def test_v1_over_cap_starts_tripped(workspace: Workspace) -> None:
@@ -281,3 +284,203 @@ def test_peek_changes_nothing(workspace: Workspace) -> None:
     led = BudgetLedger.peek(workspace.budget_ledger, BudgetConfig(), now=T0)
     assert led.is_tripped(T0) and led.problem
     assert workspace.budget_ledger.read_text() == "not json"
+
+
+# Write-ahead reservations (issue 9)
+
+
+def reservation(cost: float, at: datetime = T0, **fields: object) -> LedgerEntry:
+    return entry(cost, at, estimated=True, reserved=True, **fields)
+
+
+def stored(ws: Workspace) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = json.loads(ws.budget_ledger.read_text())["entries"]
+    return rows
+
+
+def test_reserve_writes_the_estimate_before_returning(workspace: Workspace) -> None:
+    led = ledger(workspace, max_cost=1.0)
+    held = reservation(0.3)
+    assert led.reserve(held, now=T0) == Allowed()
+    (row,) = stored(workspace)
+    assert row["reserved"] is True and row["id"] == held.id and row["cost_usd"] == 0.3
+    assert led.spend_in_window(T0) == led.reserved_in_window(T0) == pytest.approx(0.3)
+
+
+def test_settle_replaces_the_reservation_under_its_id(workspace: Workspace) -> None:
+    led = ledger(workspace, max_cost=1.0)
+    held = reservation(0.3)
+    led.reserve(held, now=T0)
+    later = T0 + timedelta(seconds=5)
+    led.settle(replace(held, at=later, reserved=False, estimated=False, cost_usd=0.1), now=later)
+    (row,) = stored(workspace)
+    assert (row["id"], row["reserved"], row["cost_usd"]) == (held.id, False, 0.1)
+    assert led.spend_in_window(later) == pytest.approx(0.1) and led.reserved_in_window(later) == 0
+
+
+def test_release_drops_a_reservation_that_never_left(workspace: Workspace) -> None:
+    led = ledger(workspace, max_cost=1.0)
+    held = reservation(0.3)
+    led.reserve(held, now=T0)
+    led.release(held, now=T0)
+    assert stored(workspace) == [] and led.spend_in_window(T0) == 0
+
+
+def test_reserve_refuses_past_the_cap_counting_reservations_and_latches(workspace: Workspace) -> None:
+    led = ledger(workspace, max_cost=1.0)
+    record(led, 0.4)
+    assert led.reserve(reservation(0.4), now=T0) == Allowed()
+    refused = led.reserve(reservation(0.3), now=T0)  # 0.4 spent + 0.4 in flight + 0.3 > 1.0
+    assert isinstance(refused, Skipped) and refused.reason == "budget_exceeded"
+    assert "$0.4000 of it reserved" in refused.detail and "would pass the cap" in refused.detail
+    assert len(stored(workspace)) == 2  # the refused estimate was not written
+    assert isinstance(led.reserve(reservation(0.01), now=T0), Skipped)  # latched for the run
+
+
+def test_reservation_at_exactly_the_cap_fits(workspace: Workspace) -> None:
+    led = ledger(workspace, max_cost=0.5)
+    assert led.reserve(reservation(0.5), now=T0) == Allowed()
+    assert led.is_tripped(T0)  # and the window is now full
+
+
+def test_a_crash_leftover_counts_until_it_ages_out(workspace: Workspace) -> None:
+    ledger(workspace, max_cost=1.0).reserve(reservation(0.7), now=T0)  # the run is killed here, mid-call
+    restart = T0 + timedelta(minutes=30)
+    led = ledger(workspace, max_cost=1.0, now=restart)
+    assert led.spend_in_window(restart) == pytest.approx(0.7) and not led.is_tripped(restart)
+    assert isinstance(led.reserve(reservation(0.4, restart), now=restart), Skipped)
+    after = T0 + timedelta(minutes=61)
+    led = ledger(workspace, max_cost=1.0, now=after)
+    assert led.spend_in_window(after) == 0 and led.reserve(reservation(0.4, after), now=after) == Allowed()
+    assert [row["at"] for row in stored(workspace)] == [after.isoformat()]  # the leftover was dropped on write
+
+
+def test_a_leftover_past_the_cap_starts_the_next_run_tripped(workspace: Workspace) -> None:
+    led = ledger(workspace, max_cost=1.0)
+    led.reserve(reservation(0.6), now=T0)
+    led.reserve(reservation(0.4), now=T0)
+    assert ledger(workspace, max_cost=1.0, now=T0 + timedelta(minutes=1)).is_tripped(T0 + timedelta(minutes=1))
+
+
+def test_concurrent_reservations_never_pass_the_cap(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dreaming.memory import atomic_write_json
+
+    def slow_write(path: Path, payload: dict[str, object]) -> bool:
+        time.sleep(0.005)  # widen the gap between check and write; the lock must make them one step
+        return atomic_write_json(path, payload)
+
+    monkeypatch.setattr("dreaming.agent._ledger.atomic_write_json", slow_write)
+    led = ledger(workspace, max_cost=0.35)
+    start = threading.Barrier(10)
+    results: list[object] = []
+
+    def call() -> None:
+        start.wait()
+        results.append(led.reserve(reservation(0.1), now=T0))
+
+    threads = [threading.Thread(target=call) for _ in range(10)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results.count(Allowed()) == 3
+    assert len(stored(workspace)) == 3 and led.spend_in_window(T0) == pytest.approx(0.3)
+
+
+def test_failed_write_reserves_nothing(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    led = ledger(workspace, max_cost=1.0)
+
+    def broken_replace(src: object, dst: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(OSError, match="disk full"):
+        led.reserve(reservation(0.3), now=T0)
+    assert led.entries == () and led.spend_in_window(T0) == 0
+
+
+# Versions by exact type, and every unexpected shape fails closed (issue 9)
+
+
+def v3_row(**changes: object) -> dict[str, object]:
+    return entry(0.01).to_json() | changes
+
+
+AT_CAP = [entry(1.0).to_json()]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"version": True, "entries": AT_CAP},
+        {"version": 1.0, "entries": AT_CAP},
+        {"version": 1, "entries": AT_CAP},
+        {"version": 2.0, "entries": AT_CAP},
+        {"version": 3.0, "entries": AT_CAP},
+        {"version": "3", "entries": AT_CAP},
+        {"version": 1, "accumulatedCostUsd": 0, "entries": AT_CAP},
+        {"version": 1, "windowStartMs": 1},
+        {"version": 1, "accumulatedCostUsd": True},
+        {"version": 3, "entries": AT_CAP, "extra": 1},
+        {"version": 3, "entries": [v3_row(cost_usd=-0.5)]},
+        {"version": 3, "entries": [v3_row(cost_usd="0.5")]},
+        {"version": 3, "entries": [v3_row(cost_usd=True)]},
+        {"version": 3, "entries": [v3_row(input_tokens=-1)]},
+        {"version": 3, "entries": [v3_row(output_tokens=1.5)]},
+        {"version": 3, "entries": [v3_row(estimated="false")]},
+        {"version": 3, "entries": [v3_row(reserved=1)]},
+        {"version": 3, "entries": [v3_row(reserved=True, estimated=False)]},
+        {"version": 3, "entries": [v3_row(id="")]},
+        {"version": 3, "entries": [v3_row(model=None)]},
+        {"version": 3, "entries": [v3_row(gap=7)]},
+        {"version": 3, "entries": [v3_row(at="2026-04-15T03:00:00")]},
+        {"version": 3, "entries": [v3_row(at=1776222000)]},
+        {"version": 3, "entries": [v3_row(surprise=1)]},
+        {"version": 3, "entries": [{k: v for k, v in v3_row().items() if k != "id"}]},
+        {"version": 3, "entries": [v3_row(id="same"), v3_row(id="same")]},
+        {"version": 2, "entries": [v3_row()]},
+        {"version": 3, "entries": [{k: v for k, v in v3_row().items() if k not in ("id", "reserved")}]},
+        {"version": 3, "entries": [v3_row()], "note": None},
+    ],
+    ids=[
+        "version-true", "version-1.0", "version-1-with-entries", "version-2.0", "version-3.0", "version-string",
+        "v1-with-entries-key", "v1-without-total", "v1-bool-total", "v3-unknown-key", "negative-cost", "string-cost",
+        "bool-cost", "negative-tokens", "float-tokens", "string-flag", "int-reserved", "reservation-not-estimated",
+        "empty-id", "null-model", "number-gap", "naive-time", "number-time", "unknown-entry-key", "missing-id",
+        "duplicate-ids", "v2-with-v3-keys", "v3-with-v2-keys", "v3-extra-top-key",
+    ],
+)  # fmt: skip
+def test_unexpected_shape_fails_closed(workspace: Workspace, document: dict[str, object]) -> None:
+    # The issue's case first: a version 1, 1.0 or true holding newer entries at the cap read as $0 spent, and the
+    # next write erased the record. Every shape this reader did not write is now moved aside and fails closed.
+    workspace.state_dir.mkdir(parents=True)
+    content = json.dumps(document)
+    workspace.budget_ledger.write_text(content)
+    peeked = BudgetLedger.peek(workspace.budget_ledger, BudgetConfig(), now=T0)
+    assert peeked.is_tripped(T0) and peeked.problem
+    led = ledger(workspace)
+    assert led.is_tripped(T0) and led.problem and "failing closed" in (led.tripped_reason or "")
+    assert led.moved_aside is not None and led.moved_aside.read_text() == content
+    assert not workspace.budget_ledger.exists()
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_non_finite_numbers_fail_closed(workspace: Workspace, literal: str) -> None:
+    workspace.state_dir.mkdir(parents=True)
+    row = json.dumps(v3_row()).replace('"cost_usd": 0.01', f'"cost_usd": {literal}')
+    workspace.budget_ledger.write_text(f'{{"version": 3, "entries": [{row}]}}')
+    led = ledger(workspace)
+    assert led.is_tripped(T0) and led.moved_aside is not None
+
+
+def test_v2_migrates_to_v3_with_settled_entries(workspace: Workspace) -> None:
+    workspace.state_dir.mkdir(parents=True)
+    v2 = [{k: v for k, v in entry(cost).to_json().items() if k not in ("id", "reserved")} for cost in (0.2, 0.3)]
+    workspace.budget_ledger.write_text(json.dumps({"version": 2, "entries": v2}))
+    led = ledger(workspace)
+    assert [(e.id, e.reserved, e.cost_usd) for e in led.entries] == [("v2-0", False, 0.2), ("v2-1", False, 0.3)]
+    assert led.problem is None and led.spend_in_window(T0) == pytest.approx(0.5)
+    record(led, 0.1)
+    data = json.loads(workspace.budget_ledger.read_text())
+    assert data["version"] == 3 and [row["id"] for row in data["entries"]][:2] == ["v2-0", "v2-1"]
+    assert ledger(workspace).spend_in_window(T0) == pytest.approx(0.6)

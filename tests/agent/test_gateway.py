@@ -7,6 +7,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
+import httpx
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel
@@ -118,7 +119,7 @@ def test_reported_usage_is_priced_and_recorded(workspace: Workspace, now: dateti
     (entry,) = gw.ledger.entries
     assert entry == LedgerEntry(
         at=now, model="gpt-4.1-mini", node="narrative", gap="g1", input_tokens=1000, output_tokens=200,
-        cached_tokens=400, cost_usd=expected, estimated=False,
+        cached_tokens=400, cost_usd=expected, estimated=False, id=entry.id,
     )  # fmt: skip
     stored = json.loads(workspace.budget_ledger.read_text())["entries"]
     assert stored[0]["cost_usd"] == pytest.approx(expected)
@@ -370,3 +371,119 @@ def test_budgeted_models_fits_the_graph_protocol(workspace: Workspace, now: date
     assert not workspace.events.exists(), "the graph's budget node records the refusal event itself"
     ok = BudgetedModels(gateway(workspace, now))
     assert ok.refusal("verify") is None
+
+
+# Write-ahead reservations (issue 9)
+
+
+def stored_entries(ws: Workspace) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads(ws.budget_ledger.read_text())["entries"]
+    return rows
+
+
+def test_the_estimate_is_on_disk_before_the_request_leaves(workspace: Workspace, now: datetime) -> None:
+    seen: list[list[dict[str, Any]]] = []
+
+    def inspect(messages: list[BaseMessage]) -> AIMessage:
+        seen.append(stored_entries(workspace))  # what a crash at this instant would leave
+        return AIMessage(content="ok")
+
+    gw = gateway(workspace, now, FakeChatModel(respond=inspect, usage=(10, 5)))
+    ask(gw, "x" * 400, node="verify", gap="g", max_output_tokens=50)
+    ((held,),) = seen
+    est_in = held["input_tokens"]
+    assert held["reserved"] is True and held["estimated"] is True and held["node"] == "verify" and held["gap"] == "g"
+    assert held["output_tokens"] == 50 and est_in > 50
+    assert held["cost_usd"] == pytest.approx(cost_usd(MINI, input_tokens=est_in, output_tokens=50))
+    (settled,) = stored_entries(workspace)
+    assert settled["id"] == held["id"] and settled["reserved"] is False and not settled["estimated"]
+    assert settled["cost_usd"] == pytest.approx(cost_usd(MINI, input_tokens=10, output_tokens=5))
+
+
+def test_no_usage_settles_at_the_estimate(workspace: Workspace, now: datetime) -> None:
+    gw = gateway(workspace, now, FakeChatModel(usage=None))
+    ask(gw, max_output_tokens=50)
+    (row,) = stored_entries(workspace)
+    assert row["reserved"] is False and row["estimated"] is True and row["output_tokens"] == 50
+
+
+def refused_connection(messages: list[BaseMessage]) -> AIMessage:
+    import openai
+
+    request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    try:
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+    except httpx.ConnectError as exc:
+        raise openai.APIConnectionError(request=request) from exc  # what ChatOpenAI raises
+
+
+def timed_out(messages: list[BaseMessage]) -> AIMessage:
+    raise httpx.ReadTimeout("the server took too long")
+
+
+@pytest.mark.parametrize(
+    ("respond", "kept"),
+    [(refused_connection, False), (timed_out, True)],
+    ids=["connection-refused-nothing-sent", "read-timeout-may-be-billed"],
+)
+def test_a_failed_call_settles_its_reservation(workspace: Workspace, now: datetime, respond: Any, kept: bool) -> None:
+    gw = gateway(workspace, now, FakeChatModel(respond=respond))
+    with pytest.raises(Exception):  # noqa: B017 - the provider's own error goes on up
+        ask(gw)
+    rows = stored_entries(workspace)
+    assert all(row["reserved"] is False for row in rows)
+    if kept:
+        (row,) = rows
+        assert row["estimated"] and row["cost_usd"] > 0 and gw.report().calls_made == 1
+    else:
+        assert rows == [] and gw.ledger.spend_in_window(now) == 0
+
+
+def test_a_crash_leftover_keeps_the_next_run_from_spending_it_again(workspace: Workspace, now: datetime) -> None:
+    def die(messages: list[BaseMessage]) -> AIMessage:
+        raise SystemExit("killed mid-call")  # stands for SIGKILL: settlement code never runs after the real one
+
+    config = tight(max_cost_usd=0.0015)  # room for one ~$0.001 estimate
+    first = gateway(workspace, now, FakeChatModel(respond=die), config=config)
+    first._ledger.settle = lambda *a, **k: None  # type: ignore[method-assign]  # a killed process settles nothing
+    with pytest.raises(SystemExit):
+        ask(first, "a", max_output_tokens=600)
+    (leftover,) = stored_entries(workspace)
+    assert leftover["reserved"] is True
+    from dreaming.agent._report import read_budget_status
+
+    status = read_budget_status(workspace, config, now + timedelta(minutes=1))
+    assert status.unsettled_in_window == 1 and status.unsettled_usd == pytest.approx(leftover["cost_usd"])
+    assert any("1 calls never settled" in line for line in status.lines())
+    fake = FakeChatModel()
+    second = gateway(workspace, now + timedelta(minutes=5), fake, config=config)
+    with pytest.raises(BudgetError) as info:
+        ask(second, "b", max_output_tokens=600)
+    assert info.value.reason == "budget_exceeded" and fake.calls == []
+    assert "reserved by calls in flight or lost" in (second.ledger.tripped_reason or "")
+
+
+def test_calls_in_flight_at_once_are_all_reserved_on_disk(workspace: Workspace, now: datetime) -> None:
+    gate = asyncio.Event()
+    in_flight: list[int] = []
+
+    class Slow(FakeChatModel):
+        async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Any:
+            in_flight.append(sum(row["reserved"] for row in stored_entries(workspace)))
+            if len(in_flight) == 3:
+                gate.set()
+            await gate.wait()
+            return self._generate(messages, stop, None, **kwargs)
+
+    slow = Slow(usage=(10, 10))
+    gw = gateway(workspace, now, slow, config=tight(max_cost_usd=0.0035))  # room for three ~$0.001 estimates
+
+    async def scenario() -> list[Any]:
+        calls = [gw.ainvoke([HumanMessage(str(i))], node="n", max_output_tokens=600) for i in range(5)]
+        return await asyncio.gather(*calls, return_exceptions=True)
+
+    results = asyncio.run(scenario())
+    assert [isinstance(r, BudgetError) for r in results] == [False, False, False, True, True]
+    # Each request left with its own reservation on disk; the last one to leave saw all three.
+    assert len(in_flight) == len(slow.calls) == 3 and min(in_flight) >= 1 and max(in_flight) == 3
+    assert [row["reserved"] for row in stored_entries(workspace)] == [False, False, False]

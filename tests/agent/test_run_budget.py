@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +18,8 @@ import respx
 from typer.testing import CliRunner
 
 from dreaming.agent.cli import app
+from dreaming.agent.verify import MAX_OUTPUT_TOKENS as VERIFY_MAX_OUTPUT_TOKENS
+from tests.agent._slow_server import SlowChatServer, completion_tokens
 from tests.agent._workspaces import NIGHT, build_verdict_workspace, snapshot
 
 runner = CliRunner()
@@ -142,7 +149,7 @@ def test_budget_spent_before_the_run_exits_4_and_still_writes_the_diary(
     (ws / "dreaming.toml").write_text(CONFIG)
     assert runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT]).exit_code in (0, 4)
     ledger = _ledger(ws)
-    ledger["entries"].append({**ledger["entries"][-1], "cost_usd": 0.02})  # the window is already over the cap
+    ledger["entries"].append({**ledger["entries"][-1], "cost_usd": 0.02, "id": "over"})  # the window is over the cap
     (ws / "memory" / ".dreams" / "dreaming-budget.json").write_text(json.dumps(ledger))
     calls = llm_env.routes[0].call_count
     result = runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT])
@@ -150,3 +157,82 @@ def test_budget_spent_before_the_run_exits_4_and_still_writes_the_diary(
     assert llm_env.routes[0].call_count == calls
     last_entry = (ws / "DREAMS.md").read_text().rsplit("<!-- dreaming:run:", 1)[1]
     assert "Budget breaker tripped" in last_entry and "Stopped `verify`: budget_exceeded" in last_entry
+
+
+# Issue 9: a crash cannot escape the budget (write-ahead reservations)
+
+LOOPBACK_PRICE_PER_MILLION = 1000.0
+"""Output price of the loopback model; input is free, so a call's estimate is exactly what the server bills."""
+KILLS = 8
+
+
+def _loopback_config(cap: float) -> str:
+    return f"""
+[verdicts]
+llm_verify = true
+[budget]
+max_cost_usd = {cap!r}
+[llm]
+model = "loopback-model"
+[llm.prices.loopback-model]
+input = 0
+output = {LOOPBACK_PRICE_PER_MILLION!r}
+"""
+
+
+def _dreaming_run(ws: Path, server: SlowChatServer) -> subprocess.Popen[str]:
+    root = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "DREAMING_"))}
+    env |= {
+        "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)]),
+        "OPENAI_API_KEY": "sk-test-loopback",
+        "OPENAI_BASE_URL": server.base_url,
+    }
+    return subprocess.Popen(
+        [sys.executable, "-m", "dreaming", "run", "--workspace", str(ws), "--now", NIGHT],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _kill_once_a_request_is_in_flight(run: subprocess.Popen[str], server: SlowChatServer, seen: int) -> bool:
+    """SIGKILL ``run`` as soon as the server holds a request of it; return False when the run ended without one."""
+    for _ in range(6000):  # a bounded wait for the run to reach the model, not a measure of its speed
+        if len(server.requests) > seen:
+            run.kill()
+            run.communicate(timeout=60)
+            return True
+        if run.poll() is not None:
+            run.communicate(timeout=60)
+            return False
+        time.sleep(0.02)
+    run.kill()
+    run.communicate(timeout=60)
+    pytest.fail("the run neither reached the model nor ended")
+
+
+@pytest.mark.slow
+def test_killed_with_calls_in_flight_8_times_then_a_clean_run_bills_at_most_cap_plus_one_call(tmp_path: Path) -> None:
+    one_call = VERIFY_MAX_OUTPUT_TOKENS * LOOPBACK_PRICE_PER_MILLION / 1e6  # the estimate of every verify call
+    cap = (KILLS + 2.5) * one_call  # room for the 8 killed calls and 2 answered ones
+    ws = build_verdict_workspace(tmp_path / "ws", assets=("A0", "A1", "A2", "A3"))  # 16 insights to verify
+    (ws / "dreaming.toml").write_text(_loopback_config(cap))
+    with SlowChatServer() as server:
+        killed = 0
+        for _ in range(KILLS):
+            killed += _kill_once_a_request_is_in_flight(_dreaming_run(ws, server), server, len(server.requests))
+        server.answer_now()
+        clean = _dreaming_run(ws, server)
+        _out, err = clean.communicate(timeout=300)
+        assert clean.returncode in (0, 4), err
+        received = server.requests
+    assert killed == KILLS  # before the fix too: every run sent a request, none was recorded
+    billed = math.fsum(completion_tokens(body) * LOOPBACK_PRICE_PER_MILLION / 1e6 for body in received)
+    assert billed <= cap + one_call, f"{len(received)} requests billed ${billed:.2f} against a cap of ${cap:.2f}"
+    entries = [e for e in _ledger(ws)["entries"] if not e["cache_hit"]]
+    assert len(entries) == len(received)  # every request the server received or answered has its entry
+    assert math.fsum(e["cost_usd"] for e in entries) >= billed - 1e-9
+    assert sum(e["reserved"] for e in entries) == KILLS  # the killed calls stay reserved at their estimate
+    assert "Budget breaker tripped" in (ws / "DREAMS.md").read_text().rsplit("<!-- dreaming:run:", 1)[1]

@@ -140,6 +140,10 @@ class BudgetStatus:
     """Whether a run started now would start with the breaker tripped."""
     problem: str | None
     """Why the ledger is unusable (the next run will move it aside and fail closed)."""
+    unsettled_in_window: int = 0
+    """Calls reserved but never settled (in flight now, or cut off by a crash), counted at their estimate."""
+    unsettled_usd: float = 0.0
+    """The part of ``window_spend_usd`` those calls hold."""
 
     def lines(self) -> list[str]:
         """Render markdown bullet lines."""
@@ -148,6 +152,11 @@ class BudgetStatus:
             f" ({self.calls_in_window} calls, {self.cache_hits_in_window} cache hits).",
             f"- Budget breaker: {'tripped' if self.next_run_tripped else 'closed'}.",
         ]
+        if self.unsettled_in_window:
+            out.append(
+                f"- {self.unsettled_in_window} calls never settled (in flight, or a run stopped mid-call): "
+                f"${self.unsettled_usd:.4f} counted at their estimate until they age out."
+            )
         if self.problem:
             out.append(f"- Budget ledger unusable: {self.problem}.")
         return out + _count_lines("node", self.by_node) + _count_lines("model", self.by_model)
@@ -168,4 +177,6 @@ def read_budget_status(ws: Workspace, config: DreamingConfig, now: datetime) -> 
         by_model=by_model,
         next_run_tripped=ledger.is_tripped(now),
         problem=ledger.problem,
+        unsettled_in_window=sum(1 for e in window if e.reserved),
+        unsettled_usd=ledger.reserved_in_window(now),
     )

@@ -12,9 +12,17 @@ Order of the checks of a call (the contract, tested):
    (``[autoresearch] max_llm_calls_per_gap``) call ceiling is reached;
 4. the cache: an identical request already answered (with a well-formed answer) is served for nothing (recorded
    with cost 0);
-5. ``budget_exceeded``: the window's spend, plus calls in flight, plus this call's estimate (tiktoken input tokens +
-   the maximum output tokens, priced) would pass the cap. This refusal also latches the breaker for the run: once the
-   window cannot take another call, the run stops its LLM work instead of trickling through smaller ones.
+5. ``budget_exceeded``: the window's spend (settled calls, plus the reservations of calls in flight or left by a
+   crash) plus this call's estimate (tiktoken input tokens + the maximum output tokens, priced) would pass the cap.
+   This refusal also latches the breaker for the run: once the window cannot take another call, the run stops its LLM
+   work instead of trickling through smaller ones.
+
+Write-ahead (``_ledger.py``): check 5 and the reservation of the estimate are one atomic step of the ledger, written
+and fsynced before the request leaves; the reply settles the reservation with the reported usage (or keeps the
+estimate when none is reported). A call that raises keeps its estimate (a provider may bill a request that errored
+or timed out), unless the error proves no request left: the connection was refused or never made
+(``httpx.ConnectError``, ``httpx.ConnectTimeout``, ``ConnectionRefusedError`` in its chain of causes); then the
+reservation is released.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any
 
+import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool
@@ -82,7 +91,6 @@ class LLMGateway:
         self._run_entries: list[LedgerEntry] = []
         self._calls_by_gap: Counter[str] = Counter()
         self._calls_made = 0
-        self._pending_usd = 0.0
         self._refusals: Counter[str] = Counter()
 
     @property
@@ -144,28 +152,34 @@ class LLMGateway:
                 self._refusals[decision.reason] += 1
         return decision
 
-    def _record(self, entry: LedgerEntry) -> None:
+    def _record(self, entry: LedgerEntry, *, settles: bool = False) -> None:
         was_tripped = self._ledger.tripped_reason is not None
-        self._ledger.record(entry, now=entry.at)
+        if settles:
+            self._ledger.settle(entry, now=entry.at)
+        else:
+            self._ledger.record(entry, now=entry.at)
         self._run_entries.append(entry)
-        if not was_tripped and self._ledger.tripped_reason is not None:
-            record_event(self._ws.events, "budget.breaker_tripped", entry.at, reason=self._ledger.tripped_reason)
+        self._note_trip(was_tripped, entry.at)
 
-    def _record_usage(
-        self, node: str, gap: str | None, tokens_in: int, tokens_out: int, cached: int, cost: float, *, estimated: bool
-    ) -> None:
-        entry = LedgerEntry(
-            at=self._now(),
-            model=self.model_name,
-            node=node,
-            gap=gap,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            cached_tokens=cached,
-            cost_usd=cost,
-            estimated=estimated,
-        )
-        self._record(entry)
+    def _note_trip(self, was_tripped: bool, at: datetime) -> None:
+        if not was_tripped and self._ledger.tripped_reason is not None:
+            record_event(self._ws.events, "budget.breaker_tripped", at, reason=self._ledger.tripped_reason)
+
+    def _reserve(self, reservation: LedgerEntry, *, node: str, gap: str | None) -> None:
+        """Write the call's estimate ahead of its request (check 5); raise BudgetError when it does not fit."""
+        was_tripped = self._ledger.tripped_reason is not None
+        decision = self._ledger.reserve(reservation, now=reservation.at)
+        if isinstance(decision, Skipped):
+            self._refuse(decision, node=node, gap=gap)
+            raise BudgetError(decision.reason)
+        self._note_trip(was_tripped, reservation.at)
+
+    def _settle_failed(self, reservation: LedgerEntry, error: BaseException) -> None:
+        """Settle the reservation of a call that raised (see the module docstring)."""
+        if _never_sent(error):
+            self._ledger.release(reservation, now=self._now())
+        else:
+            self._record(replace(reservation, at=self._now(), reserved=False), settles=True)
 
     async def ainvoke(
         self,
@@ -209,20 +223,14 @@ class LLMGateway:
             return self._reply(cached.message, schema, cache_hit=True)
         est_in = count_message_tokens(messages, extra=tool_specs)
         estimate = cost_usd(self._price, input_tokens=est_in, output_tokens=max_out)
-        spend = self._ledger.spend_in_window(now)
-        cap = self._config.budget.max_cost_usd
-        if spend + self._pending_usd + estimate > cap:
-            detail = (
-                f"window spend ${spend:.4f} + in flight ${self._pending_usd:.4f} + this call's estimate "
-                f"${estimate:.4f} would pass the cap ${cap:g}"
-            )
-            self._ledger.latch(detail)
-            self._refuse(Skipped(reason="budget_exceeded", detail=detail), node=node, gap=gap)
-            raise BudgetError("budget_exceeded")
+        reservation = LedgerEntry(
+            at=now, model=self.model_name, node=node, gap=gap, input_tokens=est_in, output_tokens=max_out,
+            cost_usd=estimate, estimated=True, reserved=True,
+        )  # fmt: skip
+        self._reserve(reservation, node=node, gap=gap)
         self._calls_made += 1
         if gap is not None:
             self._calls_by_gap[gap] += 1
-        self._pending_usd += estimate
         try:
             runnable: Any = self._model
             if schema is not None:
@@ -230,14 +238,11 @@ class LLMGateway:
             elif tools:
                 runnable = self._model.bind_tools(list(tools))
             message = await runnable.ainvoke(list(messages), max_tokens=max_out)
-        except BaseException:
-            # The provider may have billed a failed or timed-out call: record the estimate (fail closed).
-            self._record_usage(node, gap, est_in, max_out, 0, estimate, estimated=True)
+            if not isinstance(message, AIMessage):
+                raise TypeError(f"chat model returned {type(message).__name__}, not an AIMessage")
+        except BaseException as exc:
+            self._settle_failed(reservation, exc)
             raise
-        finally:
-            self._pending_usd -= estimate
-        if not isinstance(message, AIMessage):
-            raise TypeError(f"chat model returned {type(message).__name__}, not an AIMessage")
         usage = message.usage_metadata
         if usage is None:
             logger.info("no usage reported by %s for %s; recording the estimate", self.model_name, node)
@@ -247,7 +252,11 @@ class LLMGateway:
             tokens_in, tokens_out = int(usage["input_tokens"]), int(usage["output_tokens"])
             cached_in, estimated = int(details.get("cache_read") or 0), False
         cost = cost_usd(self._price, input_tokens=tokens_in, output_tokens=tokens_out, cached_tokens=cached_in)
-        self._record_usage(node, gap, tokens_in, tokens_out, cached_in, cost, estimated=estimated)
+        settled = replace(
+            reservation, at=self._now(), reserved=False, input_tokens=tokens_in, output_tokens=tokens_out,
+            cached_tokens=cached_in, cost_usd=cost, estimated=estimated,
+        )  # fmt: skip
+        self._record(settled, settles=True)
         reply = self._reply(message, schema, cache_hit=False)
         if reply.parse_error is None:
             # A malformed answer is not cached, so that the next run asks again instead of replaying junk for free.
@@ -312,6 +321,18 @@ class BudgetedModels:
         """Return the run's budget report as JSON-able data, with its diary ``lines``."""
         report = self.gateway.report()
         return {**asdict(report), "lines": report.lines()}
+
+
+def _never_sent(error: BaseException) -> bool:
+    """Return True when ``error`` (or one of its causes) proves the request never left: no connection was made."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        if isinstance(current, (httpx.ConnectError, httpx.ConnectTimeout, ConnectionRefusedError)):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _openai_chat_model(**kwargs: Any) -> BaseChatModel:
