@@ -3,7 +3,10 @@
 ``memory/.dreams/dreaming-budget.json`` holds the entries of the current window, version 2::
 
     {"version": 2, "entries": [{"at": ISO, "model", "node", "gap", "input_tokens", "output_tokens",
-                                "cached_tokens", "cost_usd", "estimated", "cache_hit"}, ...]}
+                                "cached_tokens", "cost_usd", "estimated", "cache_hit", "over_output_cap"}, ...]}
+
+``over_output_cap`` (written only when true, read as false when absent) flags a reply whose reported completion tokens
+passed the output cap the request carried: it is recorded at that real usage, not at the estimate.
 
 The window is truly sliding: the spend is the sum of the entries newer than ``now - window``, and each entry ages out on
 its own (PR #65589's window was tumbling: it reset the whole sum at expiry). The breaker trips when the spend reaches
@@ -66,6 +69,8 @@ class LedgerEntry:
     """True when the API reported no usage and the pre-call estimate was recorded instead."""
     cache_hit: bool = False
     """True when the answer came from dreaming's own cache of identical requests (no call was made)."""
+    over_output_cap: bool = False
+    """True when the reply reported more completion tokens than the output cap sent (the server ignored it)."""
 
     def __post_init__(self) -> None:
         if self.at.tzinfo is None:
@@ -81,6 +86,8 @@ class LedgerEntry:
         """Return the stored form."""
         row = asdict(self)
         row["at"] = self.at.isoformat()
+        if not self.over_output_cap:
+            del row["over_output_cap"]  # written only when set: most entries never carry it
         return row
 
     @classmethod
@@ -102,6 +109,7 @@ class LedgerEntry:
                 cost_usd=float(row["cost_usd"]),
                 estimated=bool(row.get("estimated", False)),
                 cache_hit=bool(row.get("cache_hit", False)),
+                over_output_cap=bool(row.get("over_output_cap", False)),
             )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"invalid ledger entry {row!r}: {exc}") from exc
