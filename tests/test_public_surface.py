@@ -12,7 +12,7 @@ SURFACES = {
     ],
     "dreaming.errors": [
         "BudgetError", "BudgetExhaustedError", "ConfigError", "CorruptStateError", "DreamingError", "LockBusyError",
-        "RetryableToolError", "ToolError", "WorkspaceError",
+        "ModelCallError", "RetryableToolError", "ToolError", "WorkspaceError",
     ],
     "dreaming.config": [
         "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",

@@ -9,6 +9,8 @@ The hierarchy::
     │   └── CorruptStateError      a state file was unreadable and has been moved aside
     ├── BudgetError                an LLM call was refused by the budget
     │   └── BudgetExhaustedError   nothing could be done because the budget is spent
+    ├── ModelCallError             a model call that went out failed: timeout, connection, HTTP status, a malformed or
+    │                              oversized reply (the call's gap or node fails; the night goes on)
     └── ToolError                  an outside system (ripgrep, Tavily, search index) failed
         └── RetryableToolError     a timeout, HTTP 429 or 5xx: the only errors that are retried
 
@@ -28,6 +30,7 @@ __all__ = [
     "CorruptStateError",
     "DreamingError",
     "LockBusyError",
+    "ModelCallError",
     "RetryableToolError",
     "ToolError",
     "WorkspaceError",
@@ -75,6 +78,30 @@ class BudgetError(DreamingError):
 
 class BudgetExhaustedError(BudgetError):
     """The budget was spent before any work could be done."""
+
+
+class ModelCallError(DreamingError):
+    """A model call that was allowed and sent failed; the gateway has already recorded its cost.
+
+    Every failure of the call itself (the client's timeout, connection and HTTP status errors, a reply that is not
+    JSON or not a chat completion, usage that cannot be read, a reply longer than the output cap) reaches callers as
+    this one type, so that a caller fails only its own gap or node and the night goes on.
+
+    Attributes:
+        kind: a short stable word: ``timeout``, ``connection``, ``http_<status>``, ``malformed_reply``,
+            ``oversized_reply`` or ``error``.
+        detail: one line for people, already shortened and redacted.
+    """
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        self.kind = kind
+        self.detail = detail
+        super().__init__(f"{kind}: {detail}" if detail else kind)
+
+    @property
+    def reason(self) -> str:
+        """The reason to record: ``"<kind>: <detail>"``."""
+        return str(self)
 
 
 class ToolError(DreamingError):

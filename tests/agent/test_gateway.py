@@ -17,7 +17,7 @@ from dreaming.agent._ledger import LedgerEntry
 from dreaming.agent._prices import cost_usd
 from dreaming.agent.gateway import LLMGateway, build_gateway
 from dreaming.config import AutoresearchConfig, BudgetConfig, DreamingConfig, LLMConfig, ModelPrice
-from dreaming.errors import BudgetError
+from dreaming.errors import BudgetError, ModelCallError
 from dreaming.memory import Workspace
 from tests.agent._fakes import FakeChatModel, tool_call_answer
 
@@ -144,8 +144,9 @@ def test_provider_failure_records_the_estimate_and_raises(workspace: Workspace, 
         raise ConnectionError("endpoint down")
 
     gw = gateway(workspace, now, FakeChatModel(respond=boom))
-    with pytest.raises(ConnectionError):
+    with pytest.raises(ModelCallError) as raised:
         ask(gw)
+    assert raised.value.kind == "connection" and "endpoint down" in raised.value.reason
     (entry,) = gw.ledger.entries
     assert entry.estimated and entry.cost_usd > 0
 

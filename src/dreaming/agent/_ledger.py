@@ -3,7 +3,11 @@
 ``memory/.dreams/dreaming-budget.json`` holds the entries of the current window, version 3::
 
     {"version": 3, "entries": [{"id", "reserved", "at": ISO, "model", "node", "gap", "input_tokens",
-                                "output_tokens", "cached_tokens", "cost_usd", "estimated", "cache_hit"}, ...]}
+                                "output_tokens", "cached_tokens", "cost_usd", "estimated", "cache_hit",
+                                "over_output_cap"}, ...]}
+
+``over_output_cap`` (written only when true, read as false when absent) flags a reply whose reported completion tokens
+passed the output cap the request carried: it is recorded at that real usage, not at the estimate.
 
 Write-ahead: before a request leaves, :meth:`BudgetLedger.reserve` writes its estimated cost as an entry with
 ``reserved: true`` (atomic, fsynced); the reply settles it (:meth:`~BudgetLedger.settle`), replacing that entry
@@ -102,6 +106,8 @@ class LedgerEntry:
     request left. Its settlement replaces it under the same ``id``."""
     id: str = field(default_factory=new_entry_id)
     """Names the call; a settlement keeps its reservation's id."""
+    over_output_cap: bool = False
+    """True when the reply reported more completion tokens than the output cap sent (the server ignored it)."""
 
     def __post_init__(self) -> None:
         if self.at.tzinfo is None:
@@ -114,7 +120,7 @@ class LedgerEntry:
             value = getattr(self, name)
             if type(value) is not int or value < 0:
                 raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
-        for name in ("estimated", "cache_hit", "reserved"):
+        for name in ("estimated", "cache_hit", "reserved", "over_output_cap"):
             if type(getattr(self, name)) is not bool:
                 raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
         for name in ("model", "node", "id"):
@@ -129,6 +135,8 @@ class LedgerEntry:
         """Return the stored form (version 3)."""
         row = asdict(self)
         row["at"] = self.at.isoformat()
+        if not self.over_output_cap:
+            del row["over_output_cap"]  # written only when set: most entries never carry it
         return row
 
     @classmethod
@@ -139,7 +147,7 @@ class LedgerEntry:
             ValueError: a key is missing or unexpected, or a value has the wrong type or is out of range.
         """
         expected = _V3_ENTRY_KEYS if version == LEDGER_VERSION else _V2_ENTRY_KEYS
-        if set(row) != expected:
+        if set(row) - {"over_output_cap"} != expected:  # the flag is written only when set
             raise ValueError(f"ledger entry keys {sorted(row)} are not those of version {version}")
         at = row["at"]
         if not isinstance(at, str):
@@ -147,6 +155,8 @@ class LedgerEntry:
         extra: dict[str, Any] = {"id": f"v2-{index}"}
         if version == LEDGER_VERSION:
             extra = {"id": row["id"], "reserved": row["reserved"]}
+        if "over_output_cap" in row:
+            extra["over_output_cap"] = row["over_output_cap"]
         try:
             return cls(
                 at=datetime.fromisoformat(at),

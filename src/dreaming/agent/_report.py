@@ -87,6 +87,10 @@ class BudgetReport:
     """Answers served from the cache this run."""
     refusals: Mapping[str, int] = field(default_factory=dict)
     """Refused calls by reason."""
+    failures: Mapping[str, int] = field(default_factory=dict)
+    """Calls that went out and failed, by kind (``ModelCallError.kind``: timeout, http_500, oversized_reply...)."""
+    oversized_replies: int = 0
+    """Replies whose reported completion tokens passed the output cap (recorded at their real usage)."""
     by_node: Mapping[str, TokenCount] = field(default_factory=dict)
     """This run's tokens per node."""
     by_model: Mapping[str, TokenCount] = field(default_factory=dict)
@@ -110,6 +114,14 @@ class BudgetReport:
         if self.refusals:
             refused = ", ".join(f"{reason} {count}" for reason, count in sorted(self.refusals.items()))
             out.append(f"- Calls refused: {refused}.")
+        if self.failures:
+            failed = ", ".join(f"{kind} {count}" for kind, count in sorted(self.failures.items()))
+            out.append(f"- Calls failed: {failed}.")
+        if self.oversized_replies:
+            out.append(
+                f"- Replies over the output cap: {self.oversized_replies} (the server ignored the cap; recorded at "
+                "their real usage)."
+            )
         if self.breaker_tripped:
             out.append(f"- Budget breaker tripped: {self.breaker_reason}.")
         if self.ledger_problem:

@@ -55,7 +55,7 @@ class GatewayResearchChat:
         schema: type[BaseModel] | None = None,
         tools: Sequence[BaseTool] | None = None,
     ) -> ChatAnswer:
-        """Call the model through the gateway (which raises ``BudgetError`` when it refuses)."""
+        """Call the model through the gateway (``BudgetError`` when it refuses, ``ModelCallError`` when it fails)."""
         reply = await self._gateway.ainvoke(
             messages, node=node, gap=gap, max_output_tokens=max_output_tokens, schema=schema, tools=tools
         )

@@ -23,6 +23,13 @@ estimate when none is reported). A call that raises keeps its estimate (a provid
 or timed out), unless the error proves no request left: the connection was refused or never made
 (``httpx.ConnectError``, ``httpx.ConnectTimeout``, ``ConnectionRefusedError`` in its chain of causes); then the
 reservation is released.
+
+A call that went out and failed (the client's timeout, connection or HTTP status error, a reply that is not a chat
+completion, a reply longer than the output cap) raises :class:`~dreaming.errors.ModelCallError` and nothing else, once
+its cost is settled. A reply whose reported completion tokens pass the cap is recorded at that real usage, flagged
+``over_output_cap`` in the ledger, logged, counted in the report, and refused. The cap is sent as
+``max_completion_tokens`` and, to OpenAI-compatible servers other than OpenAI's own API (llama.cpp reads only that
+field; OpenAI refuses both at once), as ``max_tokens`` too.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from langchain_core.language_models import BaseChatModel
@@ -49,8 +57,9 @@ from dreaming.agent._reply import LLMReply, parse_structured
 from dreaming.agent._report import BudgetReport, tally
 from dreaming.agent._tokens import count_message_tokens
 from dreaming.config import DreamingConfig, ModelPrice
-from dreaming.errors import BudgetError
+from dreaming.errors import BudgetError, ModelCallError
 from dreaming.memory import Workspace, record_event
+from dreaming.memory.research import redact_secrets
 
 __all__ = ["BudgetedModels", "LLMGateway", "LLMReply", "build_gateway"]
 
@@ -58,6 +67,10 @@ logger = logging.getLogger(__name__)
 
 CACHE_FOLDER = "llm-cache"
 """Under ``memory/.dreams``."""
+OPENAI_API_HOST = "api.openai.com"
+"""OpenAI's own API: it reads ``max_completion_tokens`` and refuses a request that also carries ``max_tokens``."""
+ERROR_DETAIL_CHARS = 200
+"""A failed call's recorded detail is cut here."""
 
 
 class LLMGateway:
@@ -75,7 +88,13 @@ class LLMGateway:
         price: ModelPrice | None = None,
         unavailable_reason: str | None = None,
         cache: LLMCache | None = None,
+        send_max_tokens: bool = False,
     ) -> None:
+        """Hold one run's model, price, ledger and cache.
+
+        ``send_max_tokens`` also puts the output cap in the request body as ``max_tokens`` (for OpenAI-compatible
+        servers that ignore ``max_completion_tokens``; :func:`build_gateway` decides it from the server's address).
+        """
         self._config = config
         self._ws = ws
         self._now = now
@@ -92,6 +111,8 @@ class LLMGateway:
         self._calls_by_gap: Counter[str] = Counter()
         self._calls_made = 0
         self._refusals: Counter[str] = Counter()
+        self._failures: Counter[str] = Counter()
+        self._send_max_tokens = send_max_tokens
 
     @property
     def available(self) -> bool:
@@ -181,6 +202,24 @@ class LLMGateway:
         else:
             self._record(replace(reservation, at=self._now(), reserved=False), settles=True)
 
+    def _output_cap(self, max_out: int) -> dict[str, Any]:
+        """Return the call's keyword arguments that carry the output cap (module docstring)."""
+        # langchain-openai sends max_tokens as max_completion_tokens; extra_body adds the older field beside it.
+        kwargs: dict[str, Any] = {"max_tokens": max_out}
+        if self._send_max_tokens:
+            kwargs["extra_body"] = {"max_tokens": max_out}
+        return kwargs
+
+    def _failed(self, error: ModelCallError, *, node: str, gap: str | None) -> ModelCallError:
+        """Count, log and record a failed call; return the error for the caller to raise."""
+        self._failures[error.kind] += 1
+        logger.warning("LLM call from %s failed: %s", node, error.reason)
+        fields: dict[str, Any] = {"node": node, "failure": error.kind, "detail": error.detail}
+        if gap is not None:
+            fields["gap"] = gap
+        record_event(self._ws.events, "llm.call_failed", self._now(), **fields)
+        return error
+
     async def ainvoke(
         self,
         messages: Sequence[BaseMessage],
@@ -203,6 +242,7 @@ class LLMGateway:
 
         Raises:
             BudgetError: the call was refused; ``reason`` says why (no call was made).
+            ModelCallError: the call went out and failed, or its reply passed the output cap (its cost is recorded).
             ValueError: both ``schema`` and ``tools`` were given.
         """
         if schema is not None and tools:
@@ -237,26 +277,33 @@ class LLMGateway:
                 runnable = self._model.bind_tools([schema], tool_choice=schema.__name__)
             elif tools:
                 runnable = self._model.bind_tools(list(tools))
-            message = await runnable.ainvoke(list(messages), max_tokens=max_out)
-            if not isinstance(message, AIMessage):
-                raise TypeError(f"chat model returned {type(message).__name__}, not an AIMessage")
+            message = await runnable.ainvoke(list(messages), **self._output_cap(max_out))
         except BaseException as exc:
             self._settle_failed(reservation, exc)
+            if isinstance(exc, Exception):  # a cancellation (the caller's own time limit) passes through untouched
+                raise self._failed(_model_call_error(exc), node=node, gap=gap) from exc
             raise
-        usage = message.usage_metadata
-        if usage is None:
-            logger.info("no usage reported by %s for %s; recording the estimate", self.model_name, node)
+        if not isinstance(message, AIMessage):
+            self._record(replace(reservation, at=self._now(), reserved=False), settles=True)
+            error = ModelCallError("malformed_reply", f"the chat model returned {type(message).__name__}")
+            raise self._failed(error, node=node, gap=gap)
+        reported = _reported_usage(message)
+        if reported is None:
+            logger.info("no usable usage reported by %s for %s; recording the estimate", self.model_name, node)
             tokens_in, tokens_out, cached_in, estimated = est_in, max_out, 0, True
         else:
-            details = usage.get("input_token_details") or {}
-            tokens_in, tokens_out = int(usage["input_tokens"]), int(usage["output_tokens"])
-            cached_in, estimated = int(details.get("cache_read") or 0), False
+            (tokens_in, tokens_out, cached_in), estimated = reported, False
+        over_cap = tokens_out > max_out
         cost = cost_usd(self._price, input_tokens=tokens_in, output_tokens=tokens_out, cached_tokens=cached_in)
         settled = replace(
             reservation, at=self._now(), reserved=False, input_tokens=tokens_in, output_tokens=tokens_out,
-            cached_tokens=cached_in, cost_usd=cost, estimated=estimated,
+            cached_tokens=cached_in, cost_usd=cost, estimated=estimated, over_output_cap=over_cap,
         )  # fmt: skip
         self._record(settled, settles=True)
+        if over_cap:
+            # The server did not honour the cap the estimate assumed: the real usage is recorded, the reply refused.
+            detail = f"{tokens_out} completion tokens, over the cap of {max_out}"
+            raise self._failed(ModelCallError("oversized_reply", detail), node=node, gap=gap)
         reply = self._reply(message, schema, cache_hit=False)
         if reply.parse_error is None:
             # A malformed answer is not cached, so that the next run asks again instead of replaying junk for free.
@@ -290,6 +337,8 @@ class LLMGateway:
             calls_made=sum(1 for e in self._run_entries if not e.cache_hit),
             cache_hits=sum(1 for e in self._run_entries if e.cache_hit),
             refusals=dict(self._refusals),
+            failures=dict(self._failures),
+            oversized_replies=sum(1 for e in self._run_entries if e.over_output_cap),
             by_node=by_node,
             by_model=by_model,
             breaker_tripped=tripped,
@@ -335,6 +384,52 @@ def _never_sent(error: BaseException) -> bool:
     return False
 
 
+def _model_call_error(exc: Exception) -> ModelCallError:
+    """Translate what a chat model's call raised into the one error callers handle (see the module docstring).
+
+    The client's own errors are classified (``timeout``, ``connection``, ``http_<status>``); a reply that could not
+    be read (not JSON, not a chat completion, fields of the wrong type) is ``malformed_reply``; anything else a model
+    raised is ``error``. The detail is one line, redacted and shortened.
+    """
+    import httpx
+    import openai
+
+    if isinstance(exc, ModelCallError):
+        return exc
+    kind = "error"
+    if isinstance(exc, (openai.APITimeoutError, httpx.TimeoutException, TimeoutError)):
+        kind = "timeout"
+    elif isinstance(exc, (openai.APIConnectionError, httpx.TransportError, ConnectionError)):
+        kind = "connection"
+    elif isinstance(exc, openai.APIStatusError):
+        kind = f"http_{exc.status_code}"
+    elif isinstance(exc, (openai.APIResponseValidationError, ValueError, TypeError, KeyError, AttributeError)):
+        kind = "malformed_reply"  # json, pydantic and langchain parser errors are ValueErrors
+    detail = redact_secrets(" ".join(f"{type(exc).__name__}: {exc}".split()))
+    if len(detail) > ERROR_DETAIL_CHARS:
+        detail = detail[: ERROR_DETAIL_CHARS - 1] + "…"
+    return ModelCallError(kind, detail)
+
+
+def _reported_usage(message: AIMessage) -> tuple[int, int, int] | None:
+    """Return ``(input, output, cached input)`` tokens as the reply reports them, or None when absent or unusable."""
+    usage = message.usage_metadata
+    if usage is None:
+        return None
+    details = usage.get("input_token_details") or {}
+    values = (usage.get("input_tokens"), usage.get("output_tokens"), details.get("cache_read") or 0)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        return None
+    return int(values[0] or 0), int(values[1] or 0), int(values[2] or 0)
+
+
+def _sends_max_tokens(base_url: str | None) -> bool:
+    """Return True when the output cap must also go out as ``max_tokens``: any server but OpenAI's own API."""
+    if not base_url:
+        return False
+    return (urlsplit(base_url).hostname or "").lower() != OPENAI_API_HOST
+
+
 def _openai_chat_model(**kwargs: Any) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
@@ -353,9 +448,10 @@ def build_gateway(
     """Build the run's gateway from ``[llm]``, ``[llm.prices]`` and the environment.
 
     ``OPENAI_API_KEY`` is required; ``DREAMING_MODEL`` overrides ``[llm] model``; ``[llm] base_url`` wins over
-    ``OPENAI_BASE_URL``. Without a key or a price for the model the gateway is unavailable, the model is never built
-    and the ledger is only read (nothing is written). With both, the ledger is loaded for the run: an unusable one is
-    moved aside (reported in ``events.jsonl``) and the run starts with the breaker tripped.
+    ``OPENAI_BASE_URL`` (any address but OpenAI's own API also gets the output cap as ``max_tokens``). Without a key or
+    a price for the model the gateway is unavailable, the model is never built and the ledger is only read (nothing is
+    written). With both, the ledger is loaded for the run: an unusable one is moved aside (reported in ``events.jsonl``)
+    and the run starts with the breaker tripped.
 
     Args:
         config: the workspace configuration.
@@ -394,5 +490,6 @@ def build_gateway(
         model=model_name, api_key=api_key, base_url=base_url, timeout=config.llm.timeout_seconds, max_retries=0
     )
     return LLMGateway(
-        config=config, ws=ws, now=now, model_name=model_name, ledger=ledger, chat_model=chat_model, price=price
-    )
+        config=config, ws=ws, now=now, model_name=model_name, ledger=ledger, chat_model=chat_model, price=price,
+        send_max_tokens=_sends_max_tokens(base_url),
+    )  # fmt: skip

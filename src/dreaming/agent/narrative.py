@@ -12,7 +12,7 @@ from datetime import datetime
 from langchain_core.messages import HumanMessage, SystemMessage
 
 from dreaming.agent.gateway import LLMGateway
-from dreaming.errors import BudgetError
+from dreaming.errors import BudgetError, ModelCallError
 from dreaming.prompts import load_prompt
 
 __all__ = ["write_narrative"]
@@ -37,9 +37,9 @@ async def write_narrative(gateway: LLMGateway, facts: str, *, now: datetime) -> 
     except BudgetError as exc:
         logger.info("no diary narrative: the budget refused (%s)", exc.reason)
         return None
-    except Exception as exc:  # the factual entry is always written; a failed narrative only loses prose
-        logger.warning("no diary narrative: the call failed (%s)", exc)
-        gateway.log_event("llm.narrative_failed", now, error=str(exc)[:300])
+    except ModelCallError as exc:  # the factual entry is always written; a failed narrative only loses prose
+        logger.warning("no diary narrative: the call failed (%s)", exc.reason)
+        gateway.log_event("llm.narrative_failed", now, error=exc.reason)
         return None
     paragraph = " ".join(reply.text.split())
     if len(paragraph) > MAX_CHARS:

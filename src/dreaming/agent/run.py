@@ -83,6 +83,12 @@ def _current_run_path(ws: Workspace) -> Path:
     return ws.state_dir / "current-run.json"
 
 
+def _finish(ws: Workspace) -> None:
+    # The run is over: forget it and what it planned, so the next run starts fresh.
+    ws.deep_plan.unlink(missing_ok=True)
+    _current_run_path(ws).unlink(missing_ok=True)
+
+
 async def _invoke(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
     """Run the night's graph on its own thread, resuming from the last checkpoint; release its tools after."""
     try:
@@ -187,7 +193,7 @@ async def dream(
                 record_event(ws.events, "run.resumed", now, run_id=resumed)
                 notes.append(f"resumed the interrupted run {resumed}")
                 state = await _invoke(saver, make_context(base))
-                _current_run_path(ws).unlink(missing_ok=True)
+                _finish(ws)
                 if then == now:
                     return RunOutcome(
                         run_id=resumed, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes
@@ -200,5 +206,5 @@ async def dream(
             record_event(ws.events, "run.started", now, run_id=run_id, trigger=trigger)
             base = DreamContext(workspace=ws, config=config, now=now, run_id=run_id, trigger=trigger)
             state = await _invoke(saver, make_context(base))
-            _current_run_path(ws).unlink(missing_ok=True)
+            _finish(ws)
     return RunOutcome(run_id=run_id, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes)

@@ -18,7 +18,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
 from dreaming.agent.gateway import LLMGateway
-from dreaming.errors import BudgetError
+from dreaming.errors import BudgetError, ModelCallError
 from dreaming.prompts import load_prompt
 
 __all__ = ["VerifyAnswer", "VerifyCandidate", "VerifyResult", "verify_insights", "verify_insights_detailed"]
@@ -77,7 +77,7 @@ class VerifyResult:
     malformed: int = 0
     """Answers that did not fit the schema (counted as no veto)."""
     failed: int = 0
-    """Calls that failed (counted as no veto)."""
+    """Calls that failed, ``ModelCallError`` (counted as no veto)."""
     unverified: int = 0
     """Candidates never sent (no model, or the budget refused): not vetoed."""
     stopped_by: str | None = None
@@ -114,10 +114,10 @@ async def verify_insights_detailed(
                 unverified=remaining,
                 stopped_by=exc.reason,
             )
-        except Exception as exc:  # a provider failure must not veto nor stop the night
+        except ModelCallError as exc:  # a failed call (oversized replies included) must not veto nor stop the night
             failed += 1
-            logger.warning("llm verify of %s failed (%s); counted as no veto", candidate.id, exc)
-            gateway.log_event("llm.verify_failed", now, insight=candidate.id, error=str(exc)[:300])
+            logger.warning("llm verify of %s failed (%s); counted as no veto", candidate.id, exc.reason)
+            gateway.log_event("llm.verify_failed", now, insight=candidate.id, error=exc.reason)
             continue
         answer = reply.parsed
         if not isinstance(answer, VerifyAnswer):

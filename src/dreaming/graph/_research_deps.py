@@ -70,6 +70,7 @@ class ResearchChat(Protocol):
 
         Raises:
             BudgetError: the budget refused the call (nothing was sent).
+            ModelCallError: the call went out and failed, or its reply passed the output cap (its cost is recorded).
         """
         ...
 

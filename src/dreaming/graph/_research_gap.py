@@ -17,6 +17,10 @@ The subgraph itself is built in ``build.py`` (``build_research_graph``).
   best (it can only lower), and decides.
 - ``keep``, ``discard`` and ``abstain`` close the finding (tokens, cost, time, notes) and hand it to the night.
 
+A model call that fails (timeout, connection, HTTP status, a malformed or oversized reply) fails its gap, ``failed``
+with the call's reason, in ``research`` or ``validate``: nothing the failed model work touched is kept, and the other
+gaps and the night go on.
+
 A gap's **confidence**, for the candidate checks, is ``1 - best_score``: how sure the failed searches are that the
 memory lacks the answer (a search that nearly answered is a weak gap); its **recalls** are its count, how many
 searches failed on it. Each branch's writes are checkpointed by node, so a resumed night does not redo a finished gap.
@@ -166,6 +170,10 @@ def _usage(state: GapResearchState) -> ChatUsage:
     return ChatUsage(**state.get("usage", {}))
 
 
+def _model_failed(usage: ChatUsage) -> tuple[FindingOutcome, str]:
+    return "failed", f"the model call failed ({usage.failed})"
+
+
 def _skip(state: GapResearchState, decision: FindingOutcome, reason: str) -> Command[str]:
     finding = skipped_finding(state["task"]["query"], decision, reason)
     return Command(goto="discard", update={"finding": finding_to_json(finding)})
@@ -219,12 +227,15 @@ async def research(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
                     loop_calls = max(1, cfg.max_llm_calls_per_gap - MODEL_CALLS_RESERVED)
                     await research_with_model(task["query"], task["key"], sources, chat, usage, max_calls=loop_calls,
                                               time_left=lambda: ctx.clock() < task["deadline"])  # fmt: skip
-                if chat is None or (usage.tool_rounds == 0 and not (usage.calls == 0 and usage.stopped_by)):
+                stopped = usage.failed or (usage.calls == 0 and usage.stopped_by)
+                if chat is None or (usage.tool_rounds == 0 and not stopped):
                     # A model that calls no tool may not answer from its own knowledge: the fixed plan is the floor.
                     await sources.run_fixed_plan(task["query"])
         except TimeoutError:
             logger.warning("research of %r stopped by the time limit", task["key"])
             outcome = ("skipped_time", "the research time limit was reached during this gap")
+    if outcome is None and usage.failed is not None:
+        outcome = _model_failed(usage)
     if outcome is None and chat is not None and usage.calls == 0 and usage.stopped_by is not None:
         outcome = ("skipped_budget", f"the budget refused the model call ({usage.stopped_by})")
     if outcome is None and sources.all_failed:
@@ -267,11 +278,17 @@ async def validate(state: GapResearchState, runtime: Runtime[DreamContext]) -> C
             validation = validate_claims(question, claims, sources.pool, read_line=ctx.research.read_line)
             best = validation.best
             settled = best is not None and best.confidence >= cfg.confidence_threshold
-            if chat is not None and best is not None and settled and usage.stopped_by is None:
+            model_ok = usage.stopped_by is None and usage.failed is None
+            if chat is not None and model_ok and best is not None and settled:
                 objection = await veto(question, key, best.claim, sources, chat, usage)
     except TimeoutError:
         finding = skipped_finding(question, "skipped_time", "the research time limit was reached during this gap")
         return Command(goto="discard", update={"finding": finding_to_json(finding), "usage": dataclasses.asdict(usage)})
+    if usage.failed is not None:
+        finding = skipped_finding(question, *_model_failed(usage))
+        work = float(state.get("work_s", 0.0)) + ctx.clock() - started
+        update = {"finding": finding_to_json(finding), "usage": dataclasses.asdict(usage), "work_s": work}
+        return Command(goto="discard", update=update)
     decision = decide(validation, cfg.confidence_threshold, veto=objection)
     finding = finding_from_validation(question, validation, decision, evidence=sources.pool.items)
     work = float(state.get("work_s", 0.0)) + ctx.clock() - started

@@ -1,8 +1,10 @@
 """Research with a model: the tool-calling loop, claims as structured output, and the veto (which can only lower).
 
 Every model call is preceded by the budget check (``chat.refusal``) and goes through the budgeted chat, which checks
-again. Evidence reaches the model only fenced as data (``fence_evidence``), with secrets already redacted; the model
-cites evidence ids and code decides which citations are real. Nothing the model says becomes a number.
+again. A call that fails (``ModelCallError``: timeout, connection, HTTP status, a malformed or oversized reply) stops
+the gap's model work and is recorded in ``ChatUsage.failed``; the gap then fails with that reason. Evidence reaches the
+model only fenced as data (``fence_evidence``), with secrets already redacted; the model cites evidence ids and code
+decides which citations are real. Nothing the model says becomes a number.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from pydantic import BaseModel, Field
 
-from dreaming.errors import BudgetError, ToolError
+from dreaming.errors import BudgetError, ModelCallError, ToolError
 from dreaming.graph._research_deps import ChatAnswer, ResearchChat
 from dreaming.graph._research_sources import TOOL_SOURCES, GapSources
 from dreaming.memory.research import Claim, fence_evidence, redact_secrets
@@ -72,6 +74,9 @@ class ChatUsage:
     tokens: int = 0
     cost_usd: float = 0.0
     stopped_by: str | None = None
+    """The budget's refusal that stopped the model work, if any."""
+    failed: str | None = None
+    """Why a model call failed (``ModelCallError.reason``); the gap fails with it."""
     tool_rounds: int = 0
     notes: list[str] = field(default_factory=list)
 
@@ -93,6 +98,10 @@ async def _call(
         answer = await chat.ainvoke(messages, node=NODE, gap=key, max_output_tokens=MAX_OUTPUT_TOKENS, **kw)  # type: ignore[arg-type]
     except BudgetError as exc:
         usage.stopped_by = exc.reason
+        return None
+    except ModelCallError as exc:
+        logger.warning("research of %r: the model call failed (%s)", key, exc.reason)
+        usage.failed = exc.reason
         return None
     usage.add(answer)
     return answer
@@ -132,7 +141,7 @@ async def research_with_model(
 async def synthesize_with_model(
     question: str, key: str, sources: GapSources, chat: ResearchChat, usage: ChatUsage
 ) -> list[Claim] | None:
-    """Ask for claims citing evidence ids; None when no answer could be had (refused or malformed)."""
+    """Ask for claims citing evidence ids; None when no answer could be had (refused, failed or malformed)."""
     messages: list[BaseMessage] = [
         SystemMessage(SYNTHESIS_PROMPT),
         HumanMessage(f"Question: {redact_secrets(question)}\n\n{fence_evidence(sources.pool)}"),
@@ -150,13 +159,21 @@ async def synthesize_with_model(
 async def veto(
     question: str, key: str, claim: Claim, sources: GapSources, chat: ResearchChat, usage: ChatUsage
 ) -> str | None:
-    """Ask the verifier about a finding about to be kept; return its veto reason, or None (also when refused)."""
+    """Ask the verifier about a finding about to be kept; return its veto reason, or None.
+
+    None also when the call was refused or the answer malformed (noted in ``usage``); a failed call leaves
+    ``usage.failed`` set, and the caller fails the gap.
+    """
     cited = [item for item in sources.pool if item.id in claim.evidence_ids]
     messages: list[BaseMessage] = [
         SystemMessage(VETO_PROMPT),
         HumanMessage(f"Question: {redact_secrets(question)}\nClaim: {claim.text}\n\n{fence_evidence(cited)}"),
     ]
     answer = await _call(chat, usage, key, messages, schema=VetoAnswer)
-    if answer is None or not isinstance(answer.parsed, VetoAnswer):
+    if answer is None:
+        return None
+    if not isinstance(answer.parsed, VetoAnswer):
+        logger.warning("research veto for %r was malformed: %s", key, answer.parse_error)
+        usage.notes.append("the verifier's answer was malformed; no veto")
         return None
     return answer.parsed.reason or "no reason given" if answer.parsed.veto else None

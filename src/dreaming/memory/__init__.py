@@ -12,8 +12,8 @@ from dreaming.memory._fingerprint import fingerprint
 from dreaming.memory._io import (
     BadLine,
     InputReport,
-    WriteFaults,
     LoadedState,
+    WriteFaults,
     append_jsonl,
     atomic_write_bytes,
     atomic_write_json,

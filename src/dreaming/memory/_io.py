@@ -15,9 +15,9 @@ from typing import Any
 
 __all__ = [
     "BadLine",
-    "WriteFaults",
     "InputReport",
     "LoadedState",
+    "WriteFaults",
     "append_jsonl",
     "atomic_write_bytes",
     "atomic_write_json",

@@ -102,6 +102,11 @@ class Workspace:
         return self.state_dir / "candidates.json"
 
     @property
+    def deep_plan(self) -> Path:
+        """What the running night's deep phase decided before writing (removed when the run ends)."""
+        return self.state_dir / "deep-plan.json"
+
+    @property
     def knowledge_gaps(self) -> Path:
         """Knowledge gaps aggregated by normalized query."""
         return self.state_dir / "knowledge-gaps.json"

@@ -128,12 +128,15 @@ def _settled_plan(ws: Workspace, plan: dict[str, list[Any]], run_id: str | None,
     """
     if run_id is None:
         return plan
-    path = ws.state_dir / "deep-plan.json"
+    path = ws.deep_plan
     loaded = read_state(path, versions=(1,), now=now)
     stored = (loaded.data or {}).get("plan")
-    if (loaded.data or {}).get("run_id") == run_id and isinstance(stored, dict):
-        if all(isinstance(stored.get(k), list) for k in _PLAN_KEYS):
-            return {k: list(stored[k]) for k in _PLAN_KEYS}
+    if (
+        (loaded.data or {}).get("run_id") == run_id
+        and isinstance(stored, dict)
+        and all(isinstance(stored.get(k), list) for k in _PLAN_KEYS)
+    ):
+        return {k: list(stored[k]) for k in _PLAN_KEYS}
     atomic_write_json(path, {"version": 1, "run_id": run_id, "plan": plan})
     return plan
 
