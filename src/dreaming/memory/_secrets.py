@@ -200,10 +200,9 @@ def _secret_spans(line: str) -> Iterator[tuple[int, int]]:
             start = match.start("v") + (len(match.group("v")) - len(match.group("v").lstrip()))
             yield start, start + len(value)
     for value in _scanner_values(line):
-        at = line.find(value)
-        while at >= 0:
-            yield at, at + len(value)
-            at = line.find(value, at + len(value))
+        # Each whole occurrence (not one inside a longer name: the key of ``password_field = "..."`` stays).
+        for found in re.finditer(rf"(?<![\w-]){re.escape(value)}(?![\w-])", line):
+            yield found.span()
 
 
 def _is_secret_assignment(key: str, op: str, value: str, *, quoted: bool, after: str) -> bool:
@@ -309,6 +308,7 @@ def _scanner() -> tuple[tuple[Any, Callable[[str], Iterator[str]], Callable[[str
             common(value, line, plugin)
             and not heuristic.is_indirect_reference(line)
             and value.lower() not in _LITERALS
+            and value.lower() not in _SECRET_PARTS  # password_field = "password": a label
             and not heuristic.is_not_alphanumeric_string(value)
         )
 
