@@ -170,14 +170,18 @@ class RipgrepSearch:
 
     def _resolve_inside(self, path: Path) -> Path | None:
         # Refuse anything that resolves (through a symlink or "..") outside every root, or that is a secret file.
+        # Names are judged below the root only: a root under /tmp/wt-secrets/ or ~/credentials-project/ is the
+        # user's choice, a ``secrets.yaml`` inside it (or a link named so) is not.
         try:
             real = path.resolve(strict=True)
         except (OSError, RuntimeError):
             return None
-        if is_secret_path(path) or is_secret_path(real):
-            return None
         for root in self.roots:
             if real == root or real.is_relative_to(root):
+                given = path.absolute()
+                shown = given.relative_to(root) if given.is_relative_to(root) else Path(given.name)
+                if is_secret_path(real.relative_to(root)) or is_secret_path(shown):
+                    return None
                 return real
         return None
 
