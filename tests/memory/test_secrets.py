@@ -114,7 +114,7 @@ def test_a_note_line_holding_a_secret_is_never_promoted() -> None:
     from dreaming.memory.recall import Candidate
     from dreaming.memory.recall._apply import plan_promotion
 
-    values = {f.name: None for f in fields(Candidate)}
+    values: dict[str, object] = {f.name: None for f in fields(Candidate)}
     values.update(path="memory/2026-08-31.md", start_line=1, end_line=1, snippet="Staging DB_PASS=hunt3r2")
     candidate = Candidate(**values)  # type: ignore[arg-type]
     assert plan_promotion(candidate, ["Staging DB_PASS=hunt3r2"]) == "holds_secret"

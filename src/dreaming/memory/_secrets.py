@@ -164,7 +164,9 @@ def redact_secrets(text: str) -> str:
     return "\n".join(_redact_line(line) for line in text.split("\n"))
 
 
+@functools.lru_cache(maxsize=8192)
 def _redact_line(line: str) -> str:
+    # Cached: a code line is redacted once per snippet it sits in (context windows overlap) and again as a hit line.
     if line.strip() == REDACTED or not _MAY_HOLD.search(line):
         return line
     spans: list[tuple[int, int]] = []
