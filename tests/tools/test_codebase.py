@@ -280,3 +280,19 @@ def test_the_default_stated_in_the_asked_class_outranks_parameters_of_other_clas
     hits = _run(RipgrepSearch([code]).search("default file open mode for a typer.FileText parameter"))
     assert hits[0].line_text == '    The default mode of this class is `mode="r"`.'
     assert hits[0].scope == "FileText"
+
+
+def test_secret_names_are_judged_below_the_root_only(tmp_path: Path) -> None:
+    # A project kept under a folder whose name says "secret" is still searched; secret files inside it are not.
+    code = tmp_path / "wt-secrets" / "project"
+    (code / "deploy").mkdir(parents=True)
+    (code / "app.py").write_text("RETRY_BUDGET = 3\n")
+    (code / "deploy" / "secrets.yaml").write_text("RETRY_BUDGET: 9\n")
+    (code / "deploy" / "my_secret_notes.md").write_text("RETRY_BUDGET is 7\n")
+    (code / "deploy" / "tls.key").write_text("RETRY_BUDGET tls\n")
+    (code / "linked.py").symlink_to(code / "deploy" / "secrets.yaml")
+    search = RipgrepSearch([code], base=tmp_path)
+    hits = _run(search.search("RETRY_BUDGET"))
+    assert {hit.path for hit in hits} == {"wt-secrets/project/app.py"}
+    assert search.read_line("wt-secrets/project/app.py", 1) == "RETRY_BUDGET = 3"
+    assert search.read_line("wt-secrets/project/deploy/secrets.yaml", 1) is None

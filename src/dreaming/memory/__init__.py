@@ -27,9 +27,12 @@ from dreaming.memory._io import (
     sweep_orphan_temps,
 )
 from dreaming.memory._lock import ConsolidationLock, pid_alive
+from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
 from dreaming.memory._workspace import Workspace
 
 __all__ = [
+    "REDACTED",
+    "SECRET_GLOBS",
     "BadLine",
     "ConsolidationLock",
     "DiaryEntry",
@@ -47,11 +50,14 @@ __all__ = [
     "diary_sections",
     "dump_json",
     "fingerprint",
+    "is_secret_name",
+    "is_secret_path",
     "iter_jsonl",
     "move_aside",
     "pid_alive",
     "read_state",
     "record_event",
+    "redact_secrets",
     "render_diary_entry",
     "set_aside_unreadable",
     "sweep_orphan_temps",

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import fnmatch
 import math
 import os
 import re
@@ -27,6 +26,7 @@ from typing import Protocol
 from langchain_core.tools import BaseTool, StructuredTool
 
 from dreaming.errors import RetryableToolError, ToolError
+from dreaming.memory import SECRET_GLOBS, is_secret_path
 from dreaming.memory.research import (
     CODE_ROLES,
     GENERIC_STEMS,
@@ -56,22 +56,6 @@ __all__ = [
     "is_secret_path",
 ]
 
-SECRET_GLOBS = (
-    ".env*",
-    "*.pem",
-    "*.key",
-    "id_*",
-    "*credentials*",
-    ".netrc",
-    "*.p12",
-    "*.pfx",
-    ".npmrc",
-    ".pypirc",
-    "*.kdbx",
-    ".htpasswd",
-)
-"""File names never opened, whatever the ignore files say."""
-
 MAX_LINE_CHARS = 300
 """A matched or context line is cut to this many characters."""
 MAX_FILES_READ = 24
@@ -93,14 +77,6 @@ FRAGMENT_PENALTY = 0.3
 usage example in a docstring (what a line shows is not what the code does)."""
 MAX_TERMS = 8
 """At most this many identifiers and salient words of the query are searched on their own."""
-
-
-def is_secret_path(path: str | Path) -> bool:
-    """Return whether any part of ``path`` is a secret file name or a ``.git`` folder."""
-    parts = Path(path).parts
-    if ".git" in parts:
-        return True
-    return any(fnmatch.fnmatch(part.lower(), pattern) for part in parts for pattern in SECRET_GLOBS)
 
 
 def find_rg() -> Path | None:
@@ -194,14 +170,18 @@ class RipgrepSearch:
 
     def _resolve_inside(self, path: Path) -> Path | None:
         # Refuse anything that resolves (through a symlink or "..") outside every root, or that is a secret file.
+        # Names are judged below the root only: a root under /tmp/wt-secrets/ or ~/credentials-project/ is the
+        # user's choice, a ``secrets.yaml`` inside it (or a link named so) is not.
         try:
             real = path.resolve(strict=True)
         except (OSError, RuntimeError):
             return None
-        if is_secret_path(path) or is_secret_path(real):
-            return None
         for root in self.roots:
             if real == root or real.is_relative_to(root):
+                given = path.absolute()
+                shown = given.relative_to(root) if given.is_relative_to(root) else Path(given.name)
+                if is_secret_path(real.relative_to(root)) or is_secret_path(shown):
+                    return None
                 return real
         return None
 

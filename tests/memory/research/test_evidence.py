@@ -68,8 +68,9 @@ def test_assignments_bearer_and_private_keys_are_redacted() -> None:
     assert "token = get_token()" in out
 
 
-def test_a_cut_private_key_block_is_redacted_to_the_end() -> None:
-    assert redact_secrets("x\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg") == "x\n[REDACTED]"
+def test_a_cut_private_key_block_is_redacted_to_the_end_line_by_line() -> None:
+    # One marker per line of the block: a redacted snippet keeps its line numbers.
+    assert redact_secrets("x\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBg") == "x\n[REDACTED]\n[REDACTED]"
 
 
 def _hit(snippet: str, locator: str = "https://a.com/x", domain: str = "a.com") -> SourceHit:

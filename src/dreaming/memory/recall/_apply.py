@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dreaming.memory._secrets import redact_secrets
 from dreaming.memory.recall._contamination import (
     PROMOTION_MARKER_PREFIX,
     is_unpromotable_snippet,
@@ -105,7 +106,11 @@ class PlannedPromotion:
 
 
 def plan_promotion(candidate: Candidate, note_lines: Sequence[str] | None) -> PlannedPromotion | str:
-    """Resolve a candidate against its note; return the plan or the reason it is refused."""
+    """Resolve a candidate against its note; return the plan or the reason it is refused.
+
+    Reasons: ``unpromotable``, ``note_missing``, ``snippet_not_found``, ``fenced``, ``holds_secret`` (the live lines
+    hold a secret :func:`dreaming.memory.redact_secrets` would hide: never copied into MEMORY.md).
+    """
     if is_unpromotable_snippet(candidate.snippet):
         return "unpromotable"
     if note_lines is None:
@@ -119,6 +124,8 @@ def plan_promotion(candidate: Candidate, note_lines: Sequence[str] | None) -> Pl
     text = _norm(" ".join(line.strip() for line in note_lines[first - 1 : last]))
     if is_unpromotable_snippet(text):
         return "unpromotable"
+    if redact_secrets(text) != text:
+        return "holds_secret"  # the note is the one place a secret may stay; MEMORY.md is read by every session
     return PlannedPromotion(candidate=candidate, start_line=first, end_line=last, text=text)
 
 

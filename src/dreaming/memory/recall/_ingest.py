@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.memory._io import atomic_write_json
+from dreaming.memory._secrets import is_secret_path, redact_secrets
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import FENCE_END, FENCE_START, is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path, note_day
@@ -161,7 +162,7 @@ def list_daily_notes(ws: Workspace, *, today: date, lookback_days: int) -> list[
     for path in ws.memory_dir.rglob("*.md"):
         rel = ws.relative(path)
         day = note_day(rel)
-        if day is None or not is_short_term_path(rel) or not path.is_file():
+        if day is None or not is_short_term_path(rel) or is_secret_path(rel) or not path.is_file():
             continue
         try:
             when = date.fromisoformat(day)
@@ -204,7 +205,8 @@ def ingest_daily_notes(
     """Record chunks of recent daily notes as ``daily`` signals (score 0.62), skipping notes already seen today.
 
     Each chunk is recorded with query ``__dreaming_daily__:<today>`` for the day it was ingested, so a note still
-    present over several nights gains one signal per night, never more. Daily notes themselves are only read.
+    present over several nights gains one signal per night, never more. Daily notes themselves are only read; the
+    recorded snippets have their secrets redacted, and a note under a secret-looking name is never read.
 
     The recall store and the ingestion state are two files, so the notes about to be recorded are first written to
     the state as ``pending``; a night that failed between the two writes and runs again finds the pending notes'
@@ -229,7 +231,8 @@ def ingest_daily_notes(
         unchanged = bool(seen) and (seen or {}).get("mtimeMs") == mtime_ms and (seen or {}).get("size") == stat.st_size
         if unchanged and (seen or {}).get("lastDreamingDayIngested") == today_s:
             continue
-        chunks = chunk_daily_note(path.read_text(encoding="utf-8", errors="replace"))[:per_file]
+        # Recorded snippets are redacted: the recall store and the diary never hold a password a note does.
+        chunks = chunk_daily_note(redact_secrets(path.read_text(encoding="utf-8", errors="replace")))[:per_file]
         room = max(0, total_cap - len(results) - recorded)
         if landed.get(rel) == {"mtimeMs": mtime_ms, "size": stat.st_size}:
             recorded += len(chunks[:room])  # recorded by the failed run: counted, not recorded again

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal, get_args
+
+from dreaming.memory import REDACTED, redact_secrets
 
 __all__ = [
     "CODE_ROLES",
@@ -30,46 +31,6 @@ body, a docstring line, a comment, a usage example in a docstring, a line of a p
 LINE_ROLES: tuple[str, ...] = get_args(LineRole)
 CODE_ROLES = ("code", "signature", "body")
 """The roles of lines that are code (not prose about it)."""
-
-REDACTED = "[REDACTED]"
-"""What every key-like string becomes."""
-
-_SECRET_NAME = (
-    r"[\w.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|pwd|access[_-]?key|private[_-]?key|credential)[\w.-]*"
-)
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    # A private key block; a snippet cut before the END line is redacted to its end.
-    (
-        re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)", re.DOTALL),
-        REDACTED,
-    ),
-    (re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_\-]{16,}"), REDACTED),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), REDACTED),
-    (re.compile(r"\btvly-[A-Za-z0-9_\-]{10,}"), REDACTED),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), REDACTED),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), REDACTED),
-    (re.compile(r"(?i)\b(Bearer|Basic)\s+[A-Za-z0-9._~+/\-]{8,}=*"), rf"\1 {REDACTED}"),
-    # name = "long hex/base64 value" for names that say they hold a secret.
-    (
-        re.compile(rf"(?i)\b({_SECRET_NAME})(\s*[\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9+/_\-]{{16,}}={{0,2}})"),
-        rf"\1\2{REDACTED}",
-    ),
-)
-
-
-def redact_secrets(text: str) -> str:
-    """Replace key-like strings in ``text`` with ``[REDACTED]``.
-
-    Covers OpenAI (``sk-``, ``sk-proj-``), AWS (``AKIA``/``ASIA``), GitHub (``ghp_``...), Slack (``xox?-``), Tavily
-    (``tvly-``), Google (``AIza``) keys, JWTs, ``Bearer``/``Basic`` credentials, private key blocks, and long hex or
-    base64 values assigned to names such as ``api_key``, ``secret``, ``token`` or ``password``. Applied to every snippet
-    before it reaches a model or a file.
-    """
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
 
 
 def content_hash(snippet: str) -> str:

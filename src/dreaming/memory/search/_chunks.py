@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from dreaming.memory._secrets import is_secret_name
 from dreaming.memory._workspace import Workspace
 
 __all__ = [
@@ -60,7 +61,9 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
 
     Memory is MEMORY.md, the daily notes anywhere under ``memory/``, and the active insights in
     ``memory/insights/`` (the archive of retired insights is not searched). Dreaming's output is excluded
-    (:func:`is_dreaming_output`). One ``scandir`` walk with one ``stat`` per file: this runs before every search.
+    (:func:`is_dreaming_output`), and so is every file or folder whose name looks like it holds secrets
+    (``secrets.md``, ``credentials/``: :func:`dreaming.memory.is_secret_name`): such a file is never read. One
+    ``scandir`` walk with one ``stat`` per file: this runs before every search.
     """
     found: dict[str, tuple[str, int, int]] = {}
     with contextlib.suppress(OSError):
@@ -76,6 +79,8 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
             continue
         for entry in entries:
             name = entry.name
+            if is_secret_name(name):
+                continue
             try:
                 if entry.is_dir():
                     if not name.startswith(".") and (relative, name) not in skip:

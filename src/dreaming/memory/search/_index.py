@@ -1,7 +1,9 @@
 """The embedded memory-search index: SQLite FTS5 with BM25 in ``memory/.dreams/search-index.sqlite``.
 
 The index is a cache of the markdown files, never a source of truth: a file that is not a usable index (corrupt,
-or of another schema version) is deleted and rebuilt. It is refreshed incrementally before every search: a file is
+or of another schema version) is deleted and rebuilt. It holds the notes' text with secrets redacted
+(:func:`dreaming.memory.redact_secrets`), so that no hit, recall or evidence taken from it, and not the index file
+itself, carries a password a note holds. It is refreshed incrementally before every search: a file is
 re-read only when its size or modification time (nanoseconds) changed, and files that disappeared are dropped.
 """
 
@@ -15,13 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreaming.errors import ToolError
+from dreaming.memory._secrets import redact_secrets
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.search._chunks import chunk_markdown, scan_memory_files
 
 __all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index"]
 
-SCHEMA_VERSION = 1
-"""Stored in ``PRAGMA user_version``; any other value means the file is rebuilt from the notes."""
+SCHEMA_VERSION = 2
+"""Stored in ``PRAGMA user_version``; any other value means the file is rebuilt from the notes (version 2: text
+redacted)."""
 
 BUSY_TIMEOUT_S = 10.0
 """How long a search waits for another process that is refreshing the same index."""
@@ -144,7 +148,7 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
                 _drop(conn, relative)
                 if text is None:
                     continue
-                for chunk in chunk_markdown(text):
+                for chunk in chunk_markdown(redact_secrets(text)):
                     cursor = conn.execute(
                         "INSERT INTO chunks (path, start_line, end_line, text) VALUES (?, ?, ?, ?)",
                         (relative, chunk.start_line, chunk.end_line, chunk.text),
