@@ -22,6 +22,7 @@ SURFACES = {
         "REDACTED", "SECRET_GLOBS", "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport", "LoadedState", "Workspace", "append_diary_entry", "append_jsonl", "atomic_write_bytes",
         "atomic_write_json", "atomic_write_text", "diary_sections", "dump_json", "fingerprint", "is_secret_name", "is_secret_path", "iter_jsonl", "move_aside", "pid_alive", "read_state",
         "record_event", "redact_secrets", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
+        "WriteFaults", "before_write",
     ],
     "dreaming.tools": [
         "SECRET_GLOBS", "CodebaseSearch", "FakeCodebaseSearch", "FakeMemorySearch", "FakeWebSearch", "MemorySearch",
