@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from dreaming.config import VerdictsConfig
-from dreaming.memory._io import read_state
+from dreaming.memory._io import InputReport, read_state
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._candidates import VerdictCandidate, passes_gate
 from dreaming.memory.verdicts._index import active_insights, write_memory_index
@@ -117,17 +117,23 @@ def _retire_reason(
 
 
 def deep_sleep_verdicts(
-    ws: Workspace, config: VerdictsConfig, *, now: datetime, vetoes: Mapping[str, str] | None = None
+    ws: Workspace,
+    config: VerdictsConfig,
+    *,
+    now: datetime,
+    vetoes: Mapping[str, str] | None = None,
+    report: InputReport | None = None,
 ) -> DeepSummary:
     """Promote passing, fresh, unvetoed candidates to insight files; retire the rest to the archive; update the index.
 
     ``vetoes`` maps a candidate id to a model's reason for rejecting it. A veto can only keep an insight out (or
-    retire an existing one); it never promotes one or changes a number.
+    retire an existing one); it never promotes one or changes a number. Repairs of MEMORY.md's markers go to
+    ``report``.
     """
     existed = ws.candidates.exists()
     candidates, problem = load_candidates(ws, now=now)
     if problem is not None and not existed:  # nothing to promote or retire; the index still follows the files
-        return DeepSummary(index_changed=write_memory_index(ws), problem=problem)
+        return DeepSummary(index_changed=write_memory_index(ws, now=now, report=report), problem=problem)
     if problem is not None:  # unusable (moved aside): no insight is touched
         return DeepSummary(problem=problem)
     vetoes = dict(vetoes or {})
@@ -188,5 +194,5 @@ def deep_sleep_verdicts(
         retired=tuple(retired),
         vetoed=tuple(vetoed),
         stale=tuple(stale),
-        index_changed=write_memory_index(ws),
+        index_changed=write_memory_index(ws, now=now, report=report),
     )
