@@ -12,7 +12,7 @@ SURFACES = {
     ],
     "dreaming.errors": [
         "BudgetError", "BudgetExhaustedError", "ConfigError", "CorruptStateError", "DreamingError", "LockBusyError",
-        "RetryableToolError", "ToolError", "WorkspaceError",
+        "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError", "WorkspaceError",
     ],
     "dreaming.config": [
         "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",
@@ -20,7 +20,8 @@ SURFACES = {
     ],
     "dreaming.memory": [
         "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport", "LoadedState", "Workspace", "append_diary_entry", "append_jsonl", "atomic_write_bytes",
-        "atomic_write_json", "atomic_write_text", "diary_sections", "dump_json", "fingerprint", "iter_jsonl", "move_aside", "pid_alive", "read_state",
+        "atomic_write_json", "atomic_write_text", "check_confined", "check_write_path", "diary_sections", "dump_json",
+        "fingerprint", "init_workspace", "iter_jsonl", "move_aside", "pid_alive", "read_state",
         "record_event", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
     ],
     "dreaming.tools": [

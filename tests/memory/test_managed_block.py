@@ -41,7 +41,7 @@ def layouts(draw: st.DrawFn) -> tuple[str, list[str], str]:
         lines.append("".join(parts))
     newline = draw(st.sampled_from(["\n", "\r\n"]))
     bom = "\ufeff" if draw(st.booleans()) else ""
-    ending = newline if lines and draw(st.booleans()) else ""
+    ending = newline if draw(st.booleans()) and lines else ""
     return bom + newline.join(lines) + ending, lines, newline
 
 

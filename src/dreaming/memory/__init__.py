@@ -17,6 +17,7 @@ from dreaming.memory._io import (
     atomic_write_bytes,
     atomic_write_json,
     atomic_write_text,
+    check_write_path,
     dump_json,
     iter_jsonl,
     move_aside,
@@ -25,7 +26,7 @@ from dreaming.memory._io import (
     sweep_orphan_temps,
 )
 from dreaming.memory._lock import ConsolidationLock, pid_alive
-from dreaming.memory._workspace import Workspace
+from dreaming.memory._workspace import Workspace, check_confined, init_workspace
 
 __all__ = [
     "BadLine",
@@ -40,9 +41,12 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "check_confined",
+    "check_write_path",
     "diary_sections",
     "dump_json",
     "fingerprint",
+    "init_workspace",
     "iter_jsonl",
     "move_aside",
     "pid_alive",

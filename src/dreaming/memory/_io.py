@@ -12,6 +12,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dreaming.errors import OutsideWorkspaceError
+
 __all__ = [
     "BadLine",
     "InputReport",
@@ -20,6 +22,7 @@ __all__ = [
     "atomic_write_bytes",
     "atomic_write_json",
     "atomic_write_text",
+    "check_write_path",
     "dump_json",
     "iter_jsonl",
     "move_aside",
@@ -30,12 +33,33 @@ __all__ = [
 ]
 
 
+def check_write_path(path: Path) -> None:
+    """Refuse to write ``path`` when its real path is not where it appears: a symbolic link on the way leads elsewhere.
+
+    Every write helper here calls this first, and so does every other place that creates a file (locks, SQLite).
+    A link planted inside the workspace (``memory/insights``, ``memory/.dreams``, ``events.jsonl`` itself) could send
+    a write anywhere; dreaming writes only along real paths, so it never leaves the workspace. Workspace roots are
+    resolved when made (``Workspace.at``), so links above the root do not count.
+
+    Raises:
+        OutsideWorkspaceError: naming ``path`` and where it leads; nothing has been written.
+    """
+    apparent = os.path.abspath(path)
+    real = os.path.realpath(apparent)
+    if real != apparent:
+        raise OutsideWorkspaceError(path, Path(real))
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` atomically; return False (and touch nothing) when the bytes are already there.
 
     A temp file in the same folder is written, fsynced and renamed over the target, so a crash at any instant
     leaves the file either as it was or as it is meant to be. The file mode of an existing target is kept.
+
+    Raises:
+        OutsideWorkspaceError: a symbolic link on the way (see :func:`check_write_path`).
     """
+    check_write_path(path)
     try:
         # Read the old bytes only when the size matches: most changed files differ in size already.
         if path.stat().st_size == len(data) and path.read_bytes() == data:
@@ -68,6 +92,7 @@ def sweep_orphan_temps(folders: Iterable[Path]) -> list[Path]:
     """
     removed: list[Path] = []
     for folder in folders:
+        check_write_path(folder)
         if not folder.is_dir():
             continue
         for path in folder.glob(".*.tmp"):
@@ -131,6 +156,7 @@ def atomic_write_json(path: Path, payload: Mapping[str, Any]) -> bool:
 
 def move_aside(path: Path, now: datetime) -> Path:
     """Rename an unusable file to ``<name>.corrupt-<timestamp>`` next to it and return the new path."""
+    check_write_path(path)
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     counter = 1
@@ -252,6 +278,7 @@ def rotate_if_larger(path: Path, max_bytes: int) -> bool:
             return False
     except FileNotFoundError:
         return False
+    check_write_path(path)
     os.replace(path, path.with_name(path.name + ".1"))
     return True
 
@@ -264,6 +291,7 @@ def append_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
     text = "".join(json.dumps(row, ensure_ascii=False, allow_nan=False, sort_keys=True) + "\n" for row in rows)
     if not text:
         return
+    check_write_path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+b") as handle:
         # A crash may have left a torn last line; start on a fresh line so the new rows stay whole.

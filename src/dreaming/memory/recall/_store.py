@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.errors import LockBusyError
-from dreaming.memory._io import atomic_write_bytes, move_aside
+from dreaming.memory._io import atomic_write_bytes, check_write_path, move_aside
 from dreaming.memory._lock import pid_alive
 from dreaming.memory._workspace import Workspace
 
@@ -230,6 +230,7 @@ def short_term_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[N
     if not inner.acquire(timeout=wait_s):
         raise LockBusyError(path, "another thread of this process")
     try:
+        check_write_path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + wait_s
         while True:

@@ -60,14 +60,17 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
 
     Memory is MEMORY.md, the daily notes anywhere under ``memory/``, and the active insights in
     ``memory/insights/`` (the archive of retired insights is not searched). Dreaming's output is excluded
-    (:func:`is_dreaming_output`). One ``scandir`` walk with one ``stat`` per file: this runs before every search.
+    (:func:`is_dreaming_output`), and so is any file or folder whose real path is outside the workspace (a symbolic
+    link out of it): such a file is never read. One ``scandir`` walk with one ``stat`` per file: this runs before every
+    search, and only links cost a path resolution.
     """
     found: dict[str, tuple[str, int, int]] = {}
     with contextlib.suppress(OSError):
-        stat = ws.memory_md.stat()
-        found["MEMORY.md"] = (str(ws.memory_md), stat.st_mtime_ns, stat.st_size)
+        if not ws.memory_md.is_symlink() or ws.contains(ws.memory_md):
+            stat = ws.memory_md.stat()
+            found["MEMORY.md"] = (str(ws.memory_md), stat.st_mtime_ns, stat.st_size)
     skip = {("memory/insights", "archive"), ("memory", "dreaming")}
-    stack = [(str(ws.memory_dir), "memory")]
+    stack = [(str(ws.memory_dir), "memory")] if ws.contains(ws.memory_dir) else []
     while stack:
         folder, relative = stack.pop()
         try:
@@ -77,6 +80,8 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
         for entry in entries:
             name = entry.name
             try:
+                if entry.is_symlink() and not ws.contains(Path(entry.path)):
+                    continue
                 if entry.is_dir():
                     if not name.startswith(".") and (relative, name) not in skip:
                         stack.append((entry.path, f"{relative}/{name}"))

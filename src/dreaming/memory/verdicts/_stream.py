@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeGuard
 
-from dreaming.memory._io import InputReport
+from dreaming.memory._io import InputReport, check_write_path
 
 __all__ = ["AtomicLineWriter", "bulk_objects", "format_number", "is_number", "read_objects"]
 
@@ -119,6 +119,7 @@ class AtomicLineWriter:
         self.changed = False
         self.lines = 0
         self._buffer: list[str] = []
+        check_write_path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         self._tmp = Path(name)
