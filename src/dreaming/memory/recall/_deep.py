@@ -132,7 +132,8 @@ def _run(
     ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
     plans, refused = _plan(ws, ranking.candidates)
     try:
-        current: str | None = ws.memory_md.read_text(encoding="utf-8")
+        # Bytes decoded as they are: reading in text mode would turn a CRLF file into LF and rewrite the user's lines.
+        current: str | None = ws.memory_md.read_bytes().decode("utf-8")
     except FileNotFoundError:
         current = None
     fresh = [p for p in plans if current is None or promotion_marker(p.candidate.key) not in current]
