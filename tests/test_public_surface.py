@@ -12,15 +12,18 @@ SURFACES = {
     ],
     "dreaming.errors": [
         "BudgetError", "BudgetExhaustedError", "ConfigError", "CorruptStateError", "DreamingError", "LockBusyError",
-        "ModelCallError", "RetryableToolError", "ToolError", "WorkspaceError",
+        "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError",
+        "WorkspaceError",
     ],
     "dreaming.config": [
         "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",
         "ScheduleConfig", "VerdictsConfig", "load_config",
     ],
     "dreaming.memory": [
-        "REDACTED", "SECRET_GLOBS", "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport", "LoadedState", "Workspace", "append_diary_entry", "append_jsonl", "atomic_write_bytes",
-        "atomic_write_json", "atomic_write_text", "diary_sections", "dump_json", "fingerprint", "is_secret_name", "is_secret_path", "iter_jsonl", "move_aside", "pid_alive", "read_state",
+        "REDACTED", "SECRET_GLOBS", "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport",
+        "LoadedState", "Workspace", "append_diary_entry", "append_jsonl", "atomic_write_bytes", "atomic_write_json",
+        "atomic_write_text", "check_confined", "check_write_path", "diary_sections", "dump_json", "fingerprint",
+        "init_workspace", "is_secret_name", "is_secret_path", "iter_jsonl", "move_aside", "pid_alive", "read_state",
         "record_event", "redact_secrets", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
         "WriteFaults", "before_write",
     ],

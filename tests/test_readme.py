@@ -23,7 +23,19 @@ def test_the_documented_configuration_is_the_real_one() -> None:
 
 def test_every_documented_command_exists() -> None:
     commands = set(re.findall(r"\.venv/bin/dreaming (\w+)", README))
-    assert {"run", "now", "status", "insights", "schedule", "search", "gap", "promote", "doctor", "eval"} <= commands
+    assert {
+        "init",
+        "run",
+        "now",
+        "status",
+        "insights",
+        "schedule",
+        "search",
+        "gap",
+        "promote",
+        "doctor",
+        "eval",
+    } <= commands
     for command in sorted(commands):
         result = CliRunner().invoke(app, [command, "--help"])
         assert result.exit_code == 0, (command, result.output)

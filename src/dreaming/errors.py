@@ -6,7 +6,9 @@ The hierarchy::
     ├── ConfigError                dreaming.toml cannot be used at all (not valid TOML or UTF-8)
     ├── WorkspaceError             the workspace cannot be used (missing root, not a folder)
     │   ├── LockBusyError          another run holds the consolidation lock (exit code 3)
-    │   └── CorruptStateError      a state file was unreadable and has been moved aside
+    │   ├── CorruptStateError      a state file was unreadable and has been moved aside
+    │   ├── NotAWorkspaceError     the folder has no MEMORY.md, memory/ or dreaming.toml (exit code 2)
+    │   └── OutsideWorkspaceError  a write would go through a symbolic link (exit code 1, nothing written)
     ├── BudgetError                an LLM call was refused by the budget
     │   └── BudgetExhaustedError   nothing could be done because the budget is spent
     ├── ModelCallError             a model call that went out failed: timeout, connection, HTTP status, a malformed or
@@ -31,6 +33,8 @@ __all__ = [
     "DreamingError",
     "LockBusyError",
     "ModelCallError",
+    "NotAWorkspaceError",
+    "OutsideWorkspaceError",
     "RetryableToolError",
     "ToolError",
     "WorkspaceError",
@@ -66,6 +70,30 @@ class CorruptStateError(WorkspaceError):
         self.moved_to = moved_to
         self.reason = reason
         super().__init__(f"{path} was unreadable ({reason}); moved aside to {moved_to}")
+
+
+class NotAWorkspaceError(WorkspaceError):
+    """The folder is not a workspace (no MEMORY.md, no memory/, no dreaming.toml) and ``dreaming init`` was not run."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        super().__init__(
+            f"{root} is not a dreaming workspace (no MEMORY.md, memory/ or dreaming.toml); "
+            f"run `dreaming init --workspace {root}` to make it one"
+        )
+
+
+class OutsideWorkspaceError(WorkspaceError):
+    """A write was refused because its real path is not where it appears: a symbolic link on the way leads elsewhere.
+
+    Dreaming writes only inside the workspace and never through a link, whether the link is a folder
+    (``memory/insights``) or the file itself (``events.jsonl``); nothing was written.
+    """
+
+    def __init__(self, path: Path, real: Path) -> None:
+        self.path = path
+        self.real = real
+        super().__init__(f"refusing to write {path}: a symbolic link on its path leads to {real}")
 
 
 class BudgetError(DreamingError):

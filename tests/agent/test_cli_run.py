@@ -61,6 +61,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 
 def test_empty_workspace_runs_and_writes_a_diary(tmp_path: Path) -> None:
+    assert runner.invoke(app, ["init", "--workspace", str(tmp_path)]).exit_code == 0
     result = runner.invoke(app, ["run", "--workspace", str(tmp_path), "--now", NIGHT])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "DREAMS.md").read_text().startswith("# Dream Diary\n")

@@ -65,17 +65,17 @@ def test_search_records_weak_results(app: typer.Typer, noted: Workspace, query: 
     assert f"recorded knowledge gap ({gap_type}, seen 1x)" in out
 
 
-def test_gap_add_and_list(app: typer.Typer, workspace: Workspace) -> None:
-    assert invoke(app, workspace, "gap", "add", "How do we rotate keys?")[0] == 0
-    code, out = invoke(app, workspace, "gap", "add", "how do we rotate KEYS", "--json")
+def test_gap_add_and_list(app: typer.Typer, noted: Workspace) -> None:
+    assert invoke(app, noted, "gap", "add", "How do we rotate keys?")[0] == 0
+    code, out = invoke(app, noted, "gap", "add", "how do we rotate KEYS", "--json")
     assert code == 0, out
     assert json.loads(out)["count"] == 2
-    code, out = invoke(app, workspace, "gap", "list")
+    code, out = invoke(app, noted, "gap", "list")
     assert code == 0
     assert "2x  open       no_results     How do we rotate keys?" in out
-    code, out = invoke(app, workspace, "gap", "list", "--status", "kept", "--json")
+    code, out = invoke(app, noted, "gap", "list", "--status", "kept", "--json")
     assert json.loads(out) == {"gaps": []}
-    code, out = invoke(app, workspace, "gap", "list", "--json")
+    code, out = invoke(app, noted, "gap", "list", "--json")
     assert [g["key"] for g in json.loads(out)["gaps"]] == ["how do we rotate keys"]
 
 
@@ -88,6 +88,6 @@ def test_gap_add_and_list(app: typer.Typer, workspace: Workspace) -> None:
         ("search", "x", "--now", "yesterday"),
     ],
 )
-def test_usage_errors_exit_2(app: typer.Typer, workspace: Workspace, args: tuple[str, ...]) -> None:
-    result = CliRunner().invoke(app, [*args, "--workspace", str(workspace.root)])
+def test_usage_errors_exit_2(app: typer.Typer, noted: Workspace, args: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(app, [*args, "--workspace", str(noted.root)])
     assert result.exit_code == 2, result.output

@@ -55,3 +55,15 @@ def test_run_promotes_recalls_into_memory_md_next_to_the_verdict_index(tmp_path:
     assert again.exit_code == 0, again.output
     assert {k: v for k, v in snapshot(ws).items() if k.startswith(kept)} == first
     assert (ws / "MEMORY.md").read_text().count("openclaw-memory-promotion:") == 1
+
+
+def test_a_crlf_memory_file_keeps_its_bytes_when_recalls_are_promoted(tmp_path: Path) -> None:
+    ws = _recall_workspace(tmp_path / "ws")
+    user = b"\xef\xbb\xbf# My memory\r\n\r\nKeep this line.\r\n"
+    (ws / "MEMORY.md").write_bytes(user)
+    assert runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT]).exit_code == 0
+    data = (ws / "MEMORY.md").read_bytes()
+    assert data.startswith(user)
+    assert b"Gateway binds loopback" in data and data.count(b"<!-- dreaming:insights:start -->") == 1
+    assert runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT]).exit_code == 0
+    assert (ws / "MEMORY.md").read_bytes() == data

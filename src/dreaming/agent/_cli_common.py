@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from dreaming.config import DreamingConfig, load_config
-from dreaming.errors import ConfigError
+from dreaming.errors import ConfigError, NotAWorkspaceError, OutsideWorkspaceError
 from dreaming.memory import Workspace
 
 __all__ = [
@@ -28,6 +31,7 @@ __all__ = [
     "open_workspace",
     "parse_now",
     "print_json",
+    "refused_writes",
 ]
 
 EXIT_OK = 0
@@ -64,15 +68,21 @@ def parse_now(value: str | None) -> datetime:
 
 
 def open_workspace(path: Path) -> tuple[Workspace, DreamingConfig]:
-    """Resolve the workspace and read its configuration, printing config warnings to stderr.
+    """Resolve the workspace and read its configuration, printing config warnings to stderr; write nothing.
 
     Raises:
-        typer.Exit: the folder does not exist (code 2) or dreaming.toml is not valid TOML (code 2).
+        typer.Exit: the folder does not exist, is not a workspace (no MEMORY.md, memory/ or dreaming.toml: ``dreaming
+            init`` makes one), or dreaming.toml is not valid TOML (code 2 for each).
     """
     ws = Workspace.at(path)
     if not ws.root.is_dir():
         err_console.print(f"[red]error:[/] workspace {ws.root} is not a folder")
         raise typer.Exit(EXIT_USAGE)
+    try:
+        ws.require()
+    except NotAWorkspaceError as exc:
+        err_console.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(EXIT_USAGE) from exc
     try:
         config = load_config(ws.config_file)
     except ConfigError as exc:
@@ -81,6 +91,16 @@ def open_workspace(path: Path) -> tuple[Workspace, DreamingConfig]:
     for warning in config.warnings:
         err_console.print(f"[yellow]warning:[/] dreaming.toml: {warning}")
     return ws, config
+
+
+@contextlib.contextmanager
+def refused_writes() -> Iterator[None]:
+    """Turn a write refused for leaving the workspace into one line on stderr and exit code 1 (no traceback)."""
+    try:
+        yield
+    except OutsideWorkspaceError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_FAILED) from exc
 
 
 def print_json(payload: Any) -> None:

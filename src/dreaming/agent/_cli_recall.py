@@ -18,9 +18,10 @@ from dreaming.agent._cli_common import (
     open_workspace,
     parse_now,
     print_json,
+    refused_writes,
 )
 from dreaming.errors import LockBusyError
-from dreaming.memory import ConsolidationLock
+from dreaming.memory import ConsolidationLock, check_confined
 from dreaming.memory.recall import (
     Candidate,
     PromotionSummary,
@@ -72,8 +73,10 @@ def register(app: typer.Typer) -> None:
             summary = deep_sleep_recall(ws, config, now=moment, dry_run=True)
         else:
             try:
-                with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds):
-                    summary = deep_sleep_recall(ws, config, now=moment)
+                with refused_writes():
+                    check_confined(ws)
+                    with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds):
+                        summary = deep_sleep_recall(ws, config, now=moment)
             except LockBusyError as exc:
                 err_console.print(f"[red]error:[/] {exc}")
                 raise typer.Exit(EXIT_LOCK_BUSY) from exc
@@ -105,7 +108,8 @@ def register(app: typer.Typer) -> None:
         moment = parse_now(now)
         payload: dict[str, Any] = {}
         if repair:
-            payload["repair"] = asdict(repair_recall_artifacts(ws, now=moment))
+            with refused_writes():
+                payload["repair"] = asdict(repair_recall_artifacts(ws, now=moment))
         payload["audit"] = asdict(audit_recall_artifacts(ws, now=moment))
         if json_out:
             print_json(payload)

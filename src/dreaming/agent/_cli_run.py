@@ -1,4 +1,4 @@
-"""``dreaming run``, ``now``, ``status``, ``schedule``, ``eval`` and ``insights``."""
+"""``dreaming init``, ``run``, ``now``, ``status``, ``schedule``, ``eval`` and ``insights``."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from rich.status import Status
 from dreaming.agent._cli_common import (
     EXIT_BUDGET,
     EXIT_LOCK_BUSY,
+    EXIT_USAGE,
     JsonOption,
     NowOption,
     WorkspaceOption,
@@ -25,6 +26,7 @@ from dreaming.agent._cli_common import (
     open_workspace,
     parse_now,
     print_json,
+    refused_writes,
 )
 from dreaming.agent._report import read_budget_status
 from dreaming.agent._wiring import night_context
@@ -32,7 +34,14 @@ from dreaming.agent.run import RunOutcome, dream
 from dreaming.config import DreamingConfig
 from dreaming.errors import LockBusyError
 from dreaming.graph._convert import jsonable
-from dreaming.memory import ConsolidationLock, DiaryEntry, Workspace, diary_sections, render_diary_entry
+from dreaming.memory import (
+    ConsolidationLock,
+    DiaryEntry,
+    Workspace,
+    diary_sections,
+    init_workspace,
+    render_diary_entry,
+)
 from dreaming.memory.gaps import list_gaps
 from dreaming.memory.verdicts import load_prior_insights
 
@@ -52,9 +61,12 @@ def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> N
             status.update(f"[bold]{node}[/]: {message}")
 
     try:
-        outcome = asyncio.run(
-            dream(ws, config, now=now, trigger=trigger, make_context=night_context(env=os.environ, progress=progress))
-        )
+        with refused_writes():
+            outcome = asyncio.run(
+                dream(
+                    ws, config, now=now, trigger=trigger, make_context=night_context(env=os.environ, progress=progress)
+                )
+            )
     except LockBusyError as exc:
         if status is not None:
             status.stop()
@@ -111,7 +123,19 @@ def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add run, now, status, schedule, eval and insights to ``app``."""
+    """Add init, run, now, status, schedule, eval and insights to ``app``."""
+
+    @app.command()
+    def init(workspace: WorkspaceOption = Path(".")) -> None:
+        """Make a folder a workspace: MEMORY.md, memory/ and memory/.dreams/ (nothing that exists is changed)."""
+        ws = Workspace.at(workspace)
+        if ws.root.exists() and not ws.root.is_dir():
+            err_console.print(f"[red]error:[/] workspace {ws.root} is not a folder")
+            raise typer.Exit(EXIT_USAGE)
+        with refused_writes():
+            created = init_workspace(ws)
+        what = ", ".join(created) if created else "nothing to create"
+        console.print(f"workspace {ws.root}: {what}", markup=False, highlight=False)
 
     @app.command()
     def run(workspace: WorkspaceOption = Path("."), now: NowOption = None, json_out: JsonOption = False) -> None:

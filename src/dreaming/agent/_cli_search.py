@@ -18,6 +18,7 @@ from dreaming.agent._cli_common import (
     open_workspace,
     parse_now,
     print_json,
+    refused_writes,
 )
 from dreaming.errors import ToolError
 from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
@@ -56,7 +57,8 @@ def search(
     """Search the memory; record the recall, and a knowledge gap when the results are empty or weak."""
     ws, config = open_workspace(workspace)
     try:
-        outcome = search_and_record(ws, query, now=parse_now(now), timezone=config.timezone, limit=limit)
+        with refused_writes():
+            outcome = search_and_record(ws, query, now=parse_now(now), timezone=config.timezone, limit=limit)
     except ToolError as exc:
         err_console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_FAILED) from exc
@@ -92,7 +94,8 @@ def gap_add(
         raise typer.BadParameter(f"--type must be one of {', '.join(GAP_TYPES)}")
     ws, _ = open_workspace(workspace)
     try:
-        gap = record_gap(ws, query, cast(GapType, gap_type), best_score=0.0, now=parse_now(now))
+        with refused_writes():
+            gap = record_gap(ws, query, cast(GapType, gap_type), best_score=0.0, now=parse_now(now))
     except ValueError as exc:
         err_console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_USAGE) from exc

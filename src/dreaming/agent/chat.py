@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from dreaming.agent._wiring import night_context, utc_now
 from dreaming.agent.run import dream
 from dreaming.config import load_config
-from dreaming.errors import LockBusyError
+from dreaming.errors import LockBusyError, OutsideWorkspaceError
 from dreaming.memory import DiaryEntry, Workspace, diary_sections, render_diary_entry
 from dreaming.memory.verdicts import load_prior_insights
 
@@ -39,7 +39,7 @@ def dream_now_tool(ws: Workspace, *, env: Mapping[str, str], clock: Callable[[],
         now = clock()
         try:
             outcome = await dream(ws, config, now=now, trigger="now", make_context=night_context(env=env))
-        except LockBusyError as exc:
+        except (LockBusyError, OutsideWorkspaceError) as exc:
             return f"Not now: {exc}"
         state = outcome.state
         budget = (state.get("summaries") or {}).get("budget") or {}

@@ -25,6 +25,7 @@ from dreaming.memory import (
     Workspace,
     atomic_write_json,
     before_write,
+    check_confined,
     move_aside,
     read_state,
     record_event,
@@ -155,7 +156,10 @@ async def dream(
 
     Raises:
         LockBusyError: another run holds the lock past ``config.lock_timeout_seconds``.
+        OutsideWorkspaceError: a folder or file the night writes is a symbolic link (checked before the lock, and
+            again by every write); nothing is written.
     """
+    check_confined(ws)
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds) as lock:

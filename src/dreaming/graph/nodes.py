@@ -40,7 +40,7 @@ def light(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx.progress("light", "ingesting matured signals")
     light_summary = vp.light_sleep_verdicts(ctx.workspace, now=ctx.now, report=report)
     ctx.progress("light", "ingesting daily notes and staging recalls")
-    recall = rp.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    recall = rp.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
     ingest = recall.ingest
     return {
         "done": ["light"],
@@ -51,6 +51,7 @@ def light(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
                 "staged": len(recall.keys),
                 "files_ingested": ingest.files_ingested if ingest else 0,
                 "chunks_recorded": ingest.chunks_recorded if ingest else 0,
+                "outside_workspace": list(ingest.outside_workspace) if ingest else [],
                 "report": ctx.workspace.relative(recall.report_path),
             },
         },
@@ -107,14 +108,20 @@ async def verify(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str,
 def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Deep sleep: gate, write and retire insight files, then the MEMORY.md index."""
     ctx = runtime.context
+    report = InputReport()
     ctx.progress("deep", "promoting and retiring insights")
     summary = vp.deep_sleep_verdicts(
-        ctx.workspace, ctx.config.verdicts, now=ctx.now, vetoes=state.get("vetoes") or {}, run_id=ctx.run_id
+        ctx.workspace,
+        ctx.config.verdicts,
+        now=ctx.now,
+        vetoes=state.get("vetoes") or {},
+        run_id=ctx.run_id,
+        report=report,
     )
     ctx.progress("deep", "promoting recalls into MEMORY.md")
     recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
     research = promote_research(state, ctx)
-    vp.write_memory_index(ctx.workspace)
+    vp.write_memory_index(ctx.workspace, now=ctx.now, report=report)
     return {
         "done": ["deep"],
         "summaries": {
@@ -122,6 +129,7 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
             "recall.deep": _recall_deep(recall),
             **research.get("summaries", {}),
         },
+        **_bad(report),
     }
 
 

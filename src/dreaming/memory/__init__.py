@@ -19,6 +19,7 @@ from dreaming.memory._io import (
     atomic_write_json,
     atomic_write_text,
     before_write,
+    check_write_path,
     dump_json,
     iter_jsonl,
     move_aside,
@@ -28,7 +29,7 @@ from dreaming.memory._io import (
 )
 from dreaming.memory._lock import ConsolidationLock, pid_alive
 from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
-from dreaming.memory._workspace import Workspace
+from dreaming.memory._workspace import Workspace, check_confined, init_workspace
 
 __all__ = [
     "REDACTED",
@@ -47,9 +48,12 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "before_write",
+    "check_confined",
+    "check_write_path",
     "diary_sections",
     "dump_json",
     "fingerprint",
+    "init_workspace",
     "is_secret_name",
     "is_secret_path",
     "iter_jsonl",

@@ -13,6 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dreaming.errors import OutsideWorkspaceError
+
 __all__ = [
     "BadLine",
     "InputReport",
@@ -23,6 +25,7 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_text",
     "before_write",
+    "check_write_path",
     "dump_json",
     "iter_jsonl",
     "move_aside",
@@ -40,8 +43,13 @@ def before_write(path: Path) -> None:
     """Announce a write to ``path``: every write to a workspace file calls this first (the fault-injection seam).
 
     Writes go through :func:`atomic_write_bytes`, :func:`append_jsonl`, the large-file writer, the lock files and the
-    checkpointer; :class:`WriteFaults` uses this to fail one of them the way a full or read-only disk would.
+    checkpointer. It refuses a path that a symbolic link leads elsewhere (:func:`check_write_path`), then lets
+    :class:`WriteFaults` fail the write the way a full or read-only disk would.
+
+    Raises:
+        OutsideWorkspaceError: a symbolic link on the way.
     """
+    check_write_path(path)
     if _write_hook is not None:
         _write_hook(path)
 
@@ -75,12 +83,33 @@ class WriteFaults:
         _write_hook = None
 
 
+def check_write_path(path: Path) -> None:
+    """Refuse to write ``path`` when its real path is not where it appears: a symbolic link on the way leads elsewhere.
+
+    Every write helper here calls this first, and so does every other place that creates a file (locks, SQLite).
+    A link planted inside the workspace (``memory/insights``, ``memory/.dreams``, ``events.jsonl`` itself) could send
+    a write anywhere; dreaming writes only along real paths, so it never leaves the workspace. Workspace roots are
+    resolved when made (``Workspace.at``), so links above the root do not count.
+
+    Raises:
+        OutsideWorkspaceError: naming ``path`` and where it leads; nothing has been written.
+    """
+    apparent = os.path.abspath(path)
+    real = os.path.realpath(apparent)
+    if real != apparent:
+        raise OutsideWorkspaceError(path, Path(real))
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> bool:
     """Write ``data`` to ``path`` atomically; return False (and touch nothing) when the bytes are already there.
 
     A temp file in the same folder is written, fsynced and renamed over the target, so a crash at any instant
     leaves the file either as it was or as it is meant to be. The file mode of an existing target is kept.
+
+    Raises:
+        OutsideWorkspaceError: a symbolic link on the way (see :func:`check_write_path`).
     """
+    check_write_path(path)
     try:
         # Read the old bytes only when the size matches: most changed files differ in size already.
         if path.stat().st_size == len(data) and path.read_bytes() == data:
@@ -114,6 +143,7 @@ def sweep_orphan_temps(folders: Iterable[Path]) -> list[Path]:
     """
     removed: list[Path] = []
     for folder in folders:
+        check_write_path(folder)
         if not folder.is_dir():
             continue
         for path in folder.glob(".*.tmp"):
@@ -177,6 +207,7 @@ def atomic_write_json(path: Path, payload: Mapping[str, Any]) -> bool:
 
 def move_aside(path: Path, now: datetime) -> Path:
     """Rename an unusable file to ``<name>.corrupt-<timestamp>`` next to it and return the new path."""
+    check_write_path(path)
     stamp = now.strftime("%Y%m%dT%H%M%S%fZ")
     target = path.with_name(f"{path.name}.corrupt-{stamp}")
     counter = 1
@@ -298,6 +329,7 @@ def rotate_if_larger(path: Path, max_bytes: int) -> bool:
             return False
     except FileNotFoundError:
         return False
+    check_write_path(path)
     os.replace(path, path.with_name(path.name + ".1"))
     return True
 

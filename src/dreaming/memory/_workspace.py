@@ -1,11 +1,18 @@
-"""Where every file of a workspace lives (spec/workspace.md), under one injected root."""
+"""Where every file of a workspace lives (spec/workspace.md), under one injected root, and what stays inside it."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Workspace"]
+from dreaming.errors import NotAWorkspaceError
+from dreaming.memory._io import atomic_write_text, check_write_path
+
+__all__ = ["MEMORY_SKELETON", "Workspace", "check_confined", "init_workspace"]
+
+MEMORY_SKELETON = "# Long-Term Memory\n"
+"""What ``dreaming init`` puts in a new MEMORY.md."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,9 +143,71 @@ class Workspace:
         """The embedded memory-search index (SQLite FTS5)."""
         return self.state_dir / "search-index.sqlite"
 
+    @property
+    def is_workspace(self) -> bool:
+        """Whether the root holds MEMORY.md, memory/ or dreaming.toml (a folder without any is refused)."""
+        return any(p.exists() for p in (self.memory_md, self.memory_dir, self.config_file))
+
+    def require(self) -> None:
+        """Refuse a folder that is not a workspace; reads nothing else and writes nothing.
+
+        Raises:
+            NotAWorkspaceError: none of MEMORY.md, memory/ and dreaming.toml exists (``dreaming init`` makes them).
+        """
+        if not self.is_workspace:
+            raise NotAWorkspaceError(self.root)
+
+    def contains(self, path: Path) -> bool:
+        """Return whether the real path of ``path`` (symbolic links followed) is inside the root.
+
+        Notes that fail this are neither read, indexed nor recorded: a link in ``memory/`` must not pull an outside
+        file into the memory.
+        """
+        root = os.path.realpath(self.root)
+        real = os.path.realpath(path)
+        return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
     def relative(self, path: Path) -> str:
         """Return ``path`` relative to the root in POSIX form (as stored in state files)."""
         try:
             return path.resolve().relative_to(self.root).as_posix()
         except ValueError:
             return path.as_posix()
+
+
+def check_confined(ws: Workspace) -> None:
+    """Check, before a run takes its lock, that no folder or file dreaming owns leads out of the workspace.
+
+    Each write checks its own path again (:func:`check_write_path`); this makes a planted link fail the run at its
+    start, before anything is written, rather than midway.
+
+    Raises:
+        OutsideWorkspaceError: naming the first linked path.
+    """
+    owned = (
+        ws.memory_md, ws.dreams_md, ws.insights_dir, ws.archive_dir, ws.reports_dir, ws.state_dir, ws.lock_file,
+        ws.events, ws.checkpoints, ws.recall_store, ws.knowledge_gaps, ws.research_log, ws.budget_ledger,
+    )  # fmt: skip
+    for path in owned:
+        check_write_path(path)
+
+
+def init_workspace(ws: Workspace) -> list[str]:
+    """Make ``ws.root`` a workspace: create the root, ``memory/``, ``memory/.dreams/`` and MEMORY.md when missing.
+
+    Nothing that exists is changed. Returns what was created, workspace-relative.
+
+    Raises:
+        OutsideWorkspaceError: one of these paths is a symbolic link.
+    """
+    created: list[str] = []
+    for folder in (ws.root, ws.memory_dir, ws.state_dir):
+        if folder != ws.root:
+            check_write_path(folder)
+        if not folder.is_dir():
+            folder.mkdir(parents=True, exist_ok=True)
+            created.append(f"{ws.relative(folder)}/" if folder != ws.root else ".")
+    if not ws.memory_md.exists():
+        atomic_write_text(ws.memory_md, MEMORY_SKELETON)
+        created.append(ws.relative(ws.memory_md))
+    return created

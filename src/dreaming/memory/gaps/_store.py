@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import logging
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
-from typing import Literal
+from datetime import datetime, timedelta
+from typing import Any, Literal
 
 from dreaming.memory._events import record_event
 from dreaming.memory._io import atomic_write_json, before_write, read_state
@@ -78,7 +79,30 @@ def _load(ws: Workspace, now: datetime) -> dict[str, KnowledgeGap]:
     if loaded.moved_aside is not None:
         _log.warning("%s was unreadable (%s); moved aside to %s", ws.knowledge_gaps, loaded.problem, loaded.moved_aside)
         record_event(ws.events, "gap.store_moved_aside", now, problem=loaded.problem, moved_to=str(loaded.moved_aside))
-    raw = (loaded.data or {}).get("gaps") or {}
+    return _parse(ws, loaded.data)
+
+
+def _peek(ws: Workspace) -> dict[str, KnowledgeGap]:
+    """Read the store without the lock and without changing anything.
+
+    The store is replaced atomically, so a reader sees a whole file; an unreadable one reads as empty and is left
+    for the next writer to move aside.
+    """
+    try:
+        data = json.loads(ws.knowledge_gaps.read_bytes().decode("utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (UnicodeDecodeError, ValueError) as exc:
+        _log.warning("%s is unreadable (%s); listing no gaps", ws.knowledge_gaps, exc)
+        return {}
+    if not isinstance(data, dict) or type(data.get("version")) is not int or data["version"] != STORE_VERSION:
+        _log.warning("%s is not a version %d store; listing no gaps", ws.knowledge_gaps, STORE_VERSION)
+        return {}
+    return _parse(ws, data)
+
+
+def _parse(ws: Workspace, data: dict[str, Any] | None) -> dict[str, KnowledgeGap]:
+    raw = (data or {}).get("gaps") or {}
     gaps: dict[str, KnowledgeGap] = {}
     if not isinstance(raw, dict):
         _log.warning("%s: 'gaps' is not an object; ignoring it", ws.knowledge_gaps)
@@ -142,11 +166,11 @@ def record_gap(ws: Workspace, query: str, gap_type: GapType, *, best_score: floa
 def list_gaps(ws: Workspace, *, status: GapStatus | None = None, now: datetime | None = None) -> list[KnowledgeGap]:
     """Return the stored gaps (only those with ``status`` when given), by count desc, last seen desc, then query.
 
-    ``now`` only stamps the name of a corrupt file moved aside; it defaults to the gaps' own epoch.
+    Reading writes nothing (no lock file, nothing moved aside): ``dreaming status`` and ``gap list`` use it. An
+    unreadable store lists no gaps. ``now`` is kept for callers' symmetry; it changes nothing.
     """
-    stamp = now or datetime.fromtimestamp(0, UTC)
-    with _locked(ws):
-        gaps = _load(ws, stamp)
+    del now
+    gaps = _peek(ws)
     chosen = [gap for gap in gaps.values() if status is None or gap.status == status]
     return sorted(chosen, key=lambda g: (-g.count, -g.last_seen.timestamp(), g.key))
 

@@ -22,7 +22,7 @@ from dreaming.memory.recall._apply import (
     render_memory_update,
 )
 from dreaming.memory.recall._audit import repair_in_place
-from dreaming.memory.recall._paths import resolve_note_path
+from dreaming.memory.recall._paths import readable_note
 from dreaming.memory.recall._phase_signals import read_phase_signals
 from dreaming.memory.recall._phases import phase_report_path
 from dreaming.memory.recall._ranking import Candidate, RankingResult, rank_entries
@@ -91,7 +91,9 @@ class PromotionSummary:
         return self.ranking.skipped + self.refused
 
 
-def _lines(path: Path) -> list[str] | None:
+def _lines(path: Path | None) -> list[str] | None:
+    if path is None:  # outside the workspace: never read
+        return None
     try:
         return path.read_text(encoding="utf-8").split("\n")
     except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
@@ -102,7 +104,7 @@ def _plan(ws: Workspace, candidates: tuple[Candidate, ...]) -> tuple[list[Planne
     plans: list[PlannedPromotion] = []
     refused: list[tuple[str, str]] = []
     for candidate in candidates:
-        outcome = plan_promotion(candidate, _lines(resolve_note_path(ws, candidate.path)))
+        outcome = plan_promotion(candidate, _lines(readable_note(ws, candidate.path)))
         if isinstance(outcome, str):
             refused.append((candidate.key, outcome))
         else:
@@ -130,7 +132,8 @@ def _run(
     ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
     plans, refused = _plan(ws, ranking.candidates)
     try:
-        current: str | None = ws.memory_md.read_text(encoding="utf-8")
+        # Bytes decoded as they are: reading in text mode would turn a CRLF file into LF and rewrite the user's lines.
+        current: str | None = ws.memory_md.read_bytes().decode("utf-8")
     except FileNotFoundError:
         current = None
     fresh = [p for p in plans if current is None or promotion_marker(p.candidate.key) not in current]

@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dreaming.memory._io import atomic_write_json
+from dreaming.memory._io import InputReport, atomic_write_json
 from dreaming.memory._secrets import is_secret_path, redact_secrets
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import FENCE_END, FENCE_START, is_contaminated_snippet
@@ -146,6 +146,12 @@ class IngestReport:
     """Notes that were new or changed and were chunked."""
     chunks_recorded: int
     """Chunks recorded as daily signals."""
+    outside_workspace: tuple[str, ...] = ()
+    """Notes skipped unread because their real path is outside the workspace (a symbolic link out of it)."""
+
+
+OUTSIDE_WORKSPACE = "real path is outside the workspace (a symbolic link); not read"
+"""Why a note that links out of the workspace is skipped."""
 
 
 def daily_ingestion_path(ws: Workspace) -> Path:
@@ -160,7 +166,7 @@ def list_daily_notes(ws: Workspace, *, today: date, lookback_days: int) -> list[
     oldest = today - timedelta(days=max(MIN_LOOKBACK_DAYS, lookback_days))
     found = []
     for path in ws.memory_dir.rglob("*.md"):
-        rel = ws.relative(path)
+        rel = path.relative_to(ws.root).as_posix()  # as it appears: a linked note is listed, then skipped unread
         day = note_day(rel)
         if day is None or not is_short_term_path(rel) or is_secret_path(rel) or not path.is_file():
             continue
@@ -200,13 +206,20 @@ def _pending_landed(
 
 
 def ingest_daily_notes(
-    ws: Workspace, *, now: datetime, timezone: str = "UTC", limit: int = 10, lookback_days: int = 2
+    ws: Workspace,
+    *,
+    now: datetime,
+    timezone: str = "UTC",
+    limit: int = 10,
+    lookback_days: int = 2,
+    report: InputReport | None = None,
 ) -> IngestReport:
     """Record chunks of recent daily notes as ``daily`` signals (score 0.62), skipping notes already seen today.
 
     Each chunk is recorded with query ``__dreaming_daily__:<today>`` for the day it was ingested, so a note still
     present over several nights gains one signal per night, never more. Daily notes themselves are only read; the
-    recorded snippets have their secrets redacted, and a note under a secret-looking name is never read.
+    recorded snippets have their secrets redacted, and a note under a secret-looking name is never read. A note
+    whose real path is outside the workspace is not read: it is skipped, listed in the result and added to ``report``.
 
     The recall store and the ingestion state are two files, so the notes about to be recorded are first written to
     the state as ``pending``; a night that failed between the two writes and runs again finds the pending notes'
@@ -223,8 +236,14 @@ def ingest_daily_notes(
     per_file = max(6, math.ceil(total_cap / max(1, len(notes))))
     results: list[RecallResult] = []
     recorded = ingested = 0
+    outside: list[str] = []
     for rel, _day in sorted(notes, key=lambda n: n[1], reverse=True):
         path = ws.root / rel
+        if not ws.contains(path):
+            outside.append(rel)
+            if report is not None:
+                report.skip(rel, 0, OUTSIDE_WORKSPACE)
+            continue
         stat = path.stat()
         seen = files.get(rel) if isinstance(files.get(rel), dict) else None
         mtime_ms = int(stat.st_mtime * 1000)
@@ -273,4 +292,9 @@ def ingest_daily_notes(
     if ingested:
         state["lastNight"] = {"at": night, "files": ingested, "chunks": recorded + len(results)}
         atomic_write_json(daily_ingestion_path(ws), state)
-    return IngestReport(files_seen=len(notes), files_ingested=ingested, chunks_recorded=recorded + len(results))
+    return IngestReport(
+        files_seen=len(notes),
+        files_ingested=ingested,
+        chunks_recorded=recorded + len(results),
+        outside_workspace=tuple(outside),
+    )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dreaming.memory._workspace import Workspace
 
-__all__ = ["is_short_term_path", "normalize_memory_path", "note_day", "resolve_note_path"]
+__all__ = ["is_short_term_path", "normalize_memory_path", "note_day", "readable_note", "resolve_note_path"]
 
 _DATE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}[^/]*\.md$")
 _SESSION_CORPUS = re.compile(r"^memory/\.dreams/session-corpus/\d{4}-\d{2}-\d{2}\.(?:md|txt)$")
@@ -51,6 +51,15 @@ def resolve_note_path(ws: Workspace, path: str) -> Path:
     if "/" not in text:
         return ws.memory_dir / text
     return ws.root / text
+
+
+def readable_note(ws: Workspace, path: str) -> Path | None:
+    """Return the file a stored path names, or None when its real path is outside the workspace (a symbolic link).
+
+    A note outside the workspace is never read, ingested, recorded or promoted.
+    """
+    note = resolve_note_path(ws, path)
+    return note if ws.contains(note) else None
 
 
 def note_day(path: str) -> str | None:

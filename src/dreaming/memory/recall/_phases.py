@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.config import DreamingConfig
-from dreaming.memory._io import atomic_write_text
+from dreaming.memory._io import InputReport, atomic_write_text
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import is_unpromotable_snippet
 from dreaming.memory.recall._ingest import IngestReport, ingest_daily_notes
-from dreaming.memory.recall._paths import resolve_note_path
+from dreaming.memory.recall._paths import readable_note
 from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
 from dreaming.memory.recall._ranking import _count
 from dreaming.memory.recall._record import day_bucket_for
@@ -109,7 +109,8 @@ def _recent(ws: Workspace, entries: dict[str, Any], today: date, lookback: int) 
         if not isinstance(entry, dict) or is_unpromotable_snippet(str(entry.get("snippet", ""))):
             continue
         days = _strs(entry, "recallDays")
-        if not any(d >= oldest for d in days) or not resolve_note_path(ws, str(entry.get("path", ""))).is_file():
+        note = readable_note(ws, str(entry.get("path", "")))
+        if not any(d >= oldest for d in days) or note is None or not note.is_file():
             continue
         out[key] = entry
     return out
@@ -119,10 +120,15 @@ def _evidence(entry: dict[str, Any]) -> str:
     return f"{entry.get('path')}:{entry.get('startLine')}-{entry.get('endLine')}"
 
 
-def light_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) -> RecallPhaseSummary:
-    """Ingest daily notes, stage the freshest recalls, write the light report and record light signals."""
+def light_sleep_recall(
+    ws: Workspace, config: DreamingConfig, *, now: datetime, report: InputReport | None = None
+) -> RecallPhaseSummary:
+    """Ingest daily notes, stage the freshest recalls, write the light report and record light signals.
+
+    Notes skipped by ingestion (a link out of the workspace) go to ``report``.
+    """
     day = day_bucket_for(now, config.timezone)
-    ingest = ingest_daily_notes(ws, now=now, timezone=config.timezone, limit=config.deep.limit)
+    ingest = ingest_daily_notes(ws, now=now, timezone=config.timezone, limit=config.deep.limit, report=report)
     entries = _recent(ws, read_store(ws, now=now).entries, date.fromisoformat(day), LIGHT_LOOKBACK_DAYS)
 
     def order(item: tuple[str, dict[str, Any]]) -> tuple[float, int]:

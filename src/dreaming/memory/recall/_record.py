@@ -18,7 +18,7 @@ from dreaming.memory._events import record_event
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
-from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
+from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path, readable_note
 from dreaming.memory.recall._store import (
     RecallStore,
     clamp_unit,
@@ -247,12 +247,13 @@ def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES) -> list[str]:
     return evicted
 
 
-def _accepts(result: RecallResult) -> bool:
+def _accepts(ws: Workspace, result: RecallResult) -> bool:
     return (
         result.source == "memory"
         and is_short_term_path(result.path)
         and bool(result.snippet.strip())
         and not is_contaminated_snippet(result.snippet)
+        and readable_note(ws, result.path) is not None
     )
 
 
@@ -261,10 +262,10 @@ def record_recall_batch(
 ) -> int:
     """Record many queries' hits in one locked read-modify-write; return the number of entries touched.
 
-    Hits outside short-term memory, of another source, or carrying dreaming output are ignored; when nothing is
-    left the store is not touched at all (nor created).
+    Hits outside short-term memory, of another source, carrying dreaming output, or in a note whose real path is
+    outside the workspace are ignored; when nothing is left the store is not touched at all (nor created).
     """
-    accepted = [(q, [r for r in q.results if _accepts(r)]) for q in queries]
+    accepted = [(q, [r for r in q.results if _accepts(ws, r)]) for q in queries]
     if not any(hits for _, hits in accepted):
         return 0
     stamp = format_iso(now)
@@ -322,7 +323,7 @@ def record_grounded_short_term_candidates(
     ws: Workspace, items: Sequence[GroundedItem], *, now: datetime, timezone: str = "UTC"
 ) -> int:
     """Record grounded evidence: ``groundedCount += signal_count``, ``totalScore += score * signal_count``."""
-    usable = [i for i in items if _accepts(RecallResult(i.path, i.start_line, i.end_line, i.score, i.snippet))]
+    usable = [i for i in items if _accepts(ws, RecallResult(i.path, i.start_line, i.end_line, i.score, i.snippet))]
     if not usable:
         return 0
     stamp = format_iso(now)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.errors import LockBusyError
-from dreaming.memory._io import atomic_write_bytes, before_write, move_aside
+from dreaming.memory._io import atomic_write_bytes, before_write, check_write_path, move_aside
 from dreaming.memory._lock import pid_alive
 from dreaming.memory._workspace import Workspace
 
@@ -250,6 +250,7 @@ def short_term_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[N
     if not inner.acquire(timeout=wait_s):
         raise LockBusyError(path, "another thread of this process")
     try:
+        check_write_path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         deadline = time.monotonic() + wait_s
         while True:

@@ -62,15 +62,17 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
     Memory is MEMORY.md, the daily notes anywhere under ``memory/``, and the active insights in
     ``memory/insights/`` (the archive of retired insights is not searched). Dreaming's output is excluded
     (:func:`is_dreaming_output`), and so is every file or folder whose name looks like it holds secrets
-    (``secrets.md``, ``credentials/``: :func:`dreaming.memory.is_secret_name`): such a file is never read. One
-    ``scandir`` walk with one ``stat`` per file: this runs before every search.
+    (``secrets.md``, ``credentials/``: :func:`dreaming.memory.is_secret_name`) or whose real path is outside the
+    workspace (a symbolic link out of it): such a file is never read. One ``scandir`` walk with one ``stat`` per file:
+    this runs before every search, and only links cost a path resolution.
     """
     found: dict[str, tuple[str, int, int]] = {}
     with contextlib.suppress(OSError):
-        stat = ws.memory_md.stat()
-        found["MEMORY.md"] = (str(ws.memory_md), stat.st_mtime_ns, stat.st_size)
+        if not ws.memory_md.is_symlink() or ws.contains(ws.memory_md):
+            stat = ws.memory_md.stat()
+            found["MEMORY.md"] = (str(ws.memory_md), stat.st_mtime_ns, stat.st_size)
     skip = {("memory/insights", "archive"), ("memory", "dreaming")}
-    stack = [(str(ws.memory_dir), "memory")]
+    stack = [(str(ws.memory_dir), "memory")] if ws.contains(ws.memory_dir) else []
     while stack:
         folder, relative = stack.pop()
         try:
@@ -82,6 +84,8 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
             if is_secret_name(name):
                 continue
             try:
+                if entry.is_symlink() and not ws.contains(Path(entry.path)):
+                    continue
                 if entry.is_dir():
                     if not name.startswith(".") and (relative, name) not in skip:
                         stack.append((entry.path, f"{relative}/{name}"))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreaming.errors import ToolError
+from dreaming.memory._io import check_write_path
 from dreaming.memory._secrets import redact_secrets
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.search._chunks import chunk_markdown, scan_memory_files
@@ -81,8 +82,11 @@ def open_index(ws: Workspace) -> sqlite3.Connection:
 
     Raises:
         ToolError: SQLite cannot open the index even after deleting it.
+        OutsideWorkspaceError: the index (or its folder) is a symbolic link.
     """
     path = ws.search_index
+    for suffix in ("", "-wal", "-shm"):
+        check_write_path(Path(f"{path}{suffix}"))
     path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in (1, 2):
         conn: sqlite3.Connection | None = None

@@ -14,7 +14,7 @@ from datetime import date, datetime
 from typing import Any
 
 from dreaming.config import VerdictsConfig
-from dreaming.memory._io import atomic_write_json, read_state
+from dreaming.memory._io import InputReport, atomic_write_json, read_state
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._candidates import VerdictCandidate, passes_gate
 from dreaming.memory.verdicts._index import active_insights, write_memory_index
@@ -148,17 +148,20 @@ def deep_sleep_verdicts(
     now: datetime,
     vetoes: Mapping[str, str] | None = None,
     run_id: str | None = None,
+    report: InputReport | None = None,
 ) -> DeepSummary:
     """Promote passing, fresh, unvetoed candidates to insight files; retire the rest to the archive; update the index.
 
     ``vetoes`` maps a candidate id to a model's reason for rejecting it. A veto can only keep an insight out (or
     retire an existing one); it never promotes one or changes a number. With ``run_id``, the plan (what is
     promoted, restored, updated, retired) is recorded before any write and reused when that run is resumed.
+    retire an existing one); it never promotes one or changes a number. Repairs of MEMORY.md's markers go to
+    ``report``.
     """
     existed = ws.candidates.exists()
     candidates, problem = load_candidates(ws, now=now)
     if problem is not None and not existed:  # nothing to promote or retire; the index still follows the files
-        return DeepSummary(index_changed=write_memory_index(ws), problem=problem)
+        return DeepSummary(index_changed=write_memory_index(ws, now=now, report=report), problem=problem)
     if problem is not None:  # unusable (moved aside): no insight is touched
         return DeepSummary(problem=problem)
     vetoes = dict(vetoes or {})
@@ -229,5 +232,5 @@ def deep_sleep_verdicts(
         retired=tuple((str(i), str(r)) for i, r in plan["retired"]),
         vetoed=tuple(vetoed),
         stale=tuple(stale),
-        index_changed=write_memory_index(ws),
+        index_changed=write_memory_index(ws, now=now, report=report),
     )

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from dreaming.memory._io import atomic_write_bytes
+import logging
+from datetime import datetime
+
+from dreaming.memory._events import record_event
+from dreaming.memory._io import InputReport, atomic_write_bytes
+from dreaming.memory._managed_block import marker_lines, rewrite_managed_block
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._insight_files import InsightFile, read_insight
 
 __all__ = ["INDEX_END", "INDEX_START", "active_insights", "write_memory_index"]
 
-INDEX_START = "<!-- dreaming:insights:start -->"
-INDEX_END = "<!-- dreaming:insights:end -->"
+INDEX_NAME = "insights"
+INDEX_START, INDEX_END = marker_lines(INDEX_NAME)
 _HEADING = "# Long-Term Memory"
+_log = logging.getLogger(__name__)
 
 
 def active_insights(ws: Workspace) -> list[InsightFile]:
@@ -40,32 +46,38 @@ def _index_line(ws: Workspace, insight: InsightFile) -> str:
     return f"- [{title}]({link}) — {figures}"
 
 
-def _block(ws: Workspace, insights: list[InsightFile]) -> str:
-    lines = [_index_line(ws, i) for i in insights] or ["_No active insights._"]
-    return f"{INDEX_START}\n## Insights\n\n" + "\n".join(lines) + f"\n{INDEX_END}"
+def _body(ws: Workspace, insights: list[InsightFile]) -> list[str]:
+    return ["## Insights", "", *([_index_line(ws, i) for i in insights] or ["_No active insights._"])]
 
 
-def write_memory_index(ws: Workspace) -> bool:
+def write_memory_index(ws: Workspace, *, now: datetime | None = None, report: InputReport | None = None) -> bool:
     """Rewrite the managed block of ``MEMORY.md`` from the active insight files; return whether the file changed.
 
-    Bytes outside the markers are never changed. A missing MEMORY.md is created (with a ``# Long-Term Memory``
-    heading) and a file without markers gets the block appended, but only when there is an insight to list.
+    Lines outside the markers keep their bytes; a broken marker layout (an end before the start, duplicate or stray
+    markers, text on a marker's line) is repaired to exactly one block (see ``memory/_managed_block.py``) and each
+    repair is logged, added to ``report`` as ``MEMORY.md:<line>``, and recorded in ``events.jsonl`` stamped ``now``
+    (when given). A missing
+    MEMORY.md is created (with a ``# Long-Term Memory`` heading) and a file without markers gets the block appended,
+    but only when there is an insight to list.
     """
     insights = active_insights(ws)
-    block = _block(ws, insights)
+    body = _body(ws, insights)
     try:
         text = ws.memory_md.read_bytes().decode("utf-8", "surrogateescape")
     except FileNotFoundError:
         if not insights:
             return False
-        return atomic_write_bytes(ws.memory_md, f"{_HEADING}\n\n{block}\n".encode())
-    end = text.find(INDEX_END)
-    start = text.rfind(INDEX_START, 0, end) if end >= 0 else -1
-    if start >= 0:
-        new = text[:start] + block + text[end + len(INDEX_END) :]
-    elif not insights:
+        text = f"{_HEADING}\n"
+    rewrite = rewrite_managed_block(text, INDEX_NAME, body, add=bool(insights))
+    for line, reason in rewrite.repairs:
+        _log.warning("MEMORY.md:%d: %s", line, reason)
+        if report is not None:
+            report.skip("MEMORY.md", line, reason)
+    if rewrite.repairs and now is not None:
+        record_event(
+            ws.events, "memory.markers_repaired", now,
+            repairs=[f"MEMORY.md:{line}: {reason}" for line, reason in rewrite.repairs],
+        )  # fmt: skip
+    if rewrite.text == text:
         return False
-    else:
-        sep = "" if not text or text.endswith("\n\n") else ("\n" if text.endswith("\n") else "\n\n")
-        new = f"{text}{sep}{block}\n"
-    return atomic_write_bytes(ws.memory_md, new.encode("utf-8", "surrogateescape"))
+    return atomic_write_bytes(ws.memory_md, rewrite.text.encode("utf-8", "surrogateescape"))
