@@ -40,7 +40,7 @@ def light(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx.progress("light", "ingesting matured signals")
     light_summary = vp.light_sleep_verdicts(ctx.workspace, now=ctx.now, report=report)
     ctx.progress("light", "ingesting daily notes and staging recalls")
-    recall = rp.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    recall = rp.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
     ingest = recall.ingest
     return {
         "done": ["light"],
@@ -107,12 +107,13 @@ async def verify(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str,
 def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Deep sleep: gate, write and retire insight files, then the MEMORY.md index."""
     ctx = runtime.context
+    report = InputReport()
     ctx.progress("deep", "promoting and retiring insights")
     summary = vp.deep_sleep_verdicts(
         ctx.workspace, ctx.config.verdicts, now=ctx.now, vetoes=state.get("vetoes") or {}, run_id=ctx.run_id
     )
     ctx.progress("deep", "promoting recalls into MEMORY.md")
-    recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
     research = promote_research(state, ctx)
     vp.write_memory_index(ctx.workspace)
     return {
@@ -122,6 +123,7 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
             "recall.deep": _recall_deep(recall),
             **research.get("summaries", {}),
         },
+        **_bad(report),
     }
 
 

@@ -8,7 +8,6 @@ fields are spread over several lines that no single chunk would show as contamin
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -16,7 +15,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dreaming.memory._io import atomic_write_json
+from dreaming.memory._decode import parse_json_bytes, read_user_text, undecodable_note
+from dreaming.memory._io import InputReport, atomic_write_json
 from dreaming.memory._secrets import is_secret_path, redact_secrets
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import FENCE_END, FENCE_START, is_contaminated_snippet
@@ -175,8 +175,8 @@ def list_daily_notes(ws: Workspace, *, today: date, lookback_days: int) -> list[
 
 def _read_ingestion(ws: Workspace) -> dict[str, Any]:
     try:
-        doc = json.loads(daily_ingestion_path(ws).read_bytes())
-    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        doc = parse_json_bytes(daily_ingestion_path(ws).read_bytes())
+    except (FileNotFoundError, ValueError):
         return {"version": 1, "files": {}}
     if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("files"), dict):
         return {"version": 1, "files": {}}
@@ -200,7 +200,13 @@ def _pending_landed(
 
 
 def ingest_daily_notes(
-    ws: Workspace, *, now: datetime, timezone: str = "UTC", limit: int = 10, lookback_days: int = 2
+    ws: Workspace,
+    *,
+    now: datetime,
+    timezone: str = "UTC",
+    limit: int = 10,
+    lookback_days: int = 2,
+    report: InputReport | None = None,
 ) -> IngestReport:
     """Record chunks of recent daily notes as ``daily`` signals (score 0.62), skipping notes already seen today.
 
@@ -212,6 +218,9 @@ def ingest_daily_notes(
     the state as ``pending``; a night that failed between the two writes and runs again finds the pending notes'
     signals already in the store (today's ingestion query among their entries' hashes) and counts them once. The
     state also keeps what the last night ingested (``lastNight``), so the same night run again reports it.
+
+    A note holding bytes that are not UTF-8 is read with U+FFFD in their place (the rest of the user's note
+    counts) and reported to ``report`` with the line of the first one.
     """
     today_s = day_bucket_for(now, timezone)
     notes = list_daily_notes(ws, today=date.fromisoformat(today_s), lookback_days=lookback_days)
@@ -231,8 +240,11 @@ def ingest_daily_notes(
         unchanged = bool(seen) and (seen or {}).get("mtimeMs") == mtime_ms and (seen or {}).get("size") == stat.st_size
         if unchanged and (seen or {}).get("lastDreamingDayIngested") == today_s:
             continue
+        text, bad = read_user_text(path)
+        if bad and report is not None:
+            report.skip(rel, bad[0], undecodable_note(bad))
         # Recorded snippets are redacted: the recall store and the diary never hold a password a note does.
-        chunks = chunk_daily_note(redact_secrets(path.read_text(encoding="utf-8", errors="replace")))[:per_file]
+        chunks = chunk_daily_note(redact_secrets(text))[:per_file]
         room = max(0, total_cap - len(results) - recorded)
         if landed.get(rel) == {"mtimeMs": mtime_ms, "size": stat.st_size}:
             recorded += len(chunks[:room])  # recorded by the failed run: counted, not recorded again

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.config import DreamingConfig
-from dreaming.memory._io import atomic_write_text
+from dreaming.memory._io import InputReport, atomic_write_text
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import is_unpromotable_snippet
 from dreaming.memory.recall._ingest import IngestReport, ingest_daily_notes
@@ -119,10 +119,15 @@ def _evidence(entry: dict[str, Any]) -> str:
     return f"{entry.get('path')}:{entry.get('startLine')}-{entry.get('endLine')}"
 
 
-def light_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) -> RecallPhaseSummary:
-    """Ingest daily notes, stage the freshest recalls, write the light report and record light signals."""
+def light_sleep_recall(
+    ws: Workspace, config: DreamingConfig, *, now: datetime, report: InputReport | None = None
+) -> RecallPhaseSummary:
+    """Ingest daily notes, stage the freshest recalls, write the light report and record light signals.
+
+    Daily notes holding bytes that are not UTF-8 are reported to ``report``.
+    """
     day = day_bucket_for(now, config.timezone)
-    ingest = ingest_daily_notes(ws, now=now, timezone=config.timezone, limit=config.deep.limit)
+    ingest = ingest_daily_notes(ws, now=now, timezone=config.timezone, limit=config.deep.limit, report=report)
     entries = _recent(ws, read_store(ws, now=now).entries, date.fromisoformat(day), LIGHT_LOOKBACK_DAYS)
 
     def order(item: tuple[str, dict[str, Any]]) -> tuple[float, int]:
