@@ -9,6 +9,8 @@ Every input is UTF-8. What a reader does with bytes that are not depends on what
 - **Notes the user wrote** (daily notes, other memory markdown): read whole with U+FFFD in place of each bad byte and
   reported with the line of the first one (:func:`read_user_text`). Dropping a user's note for one stray byte would
   lose the rest of it; the file itself is never rewritten.
+- **File names** that are not UTF-8 (Python hands them over with lone surrogates): the file is skipped and
+  reported (:data:`NAME_NOT_UTF8`), since its path could be stored in no JSON file and no index.
 - **Files dreaming edits in place around user text** (MEMORY.md, DREAMS.md): decoded with ``surrogateescape`` and
   encoded back the same way (:func:`decode_keeping_bytes`, :func:`encode_keeping_bytes`), so a stray byte of the
   user's survives byte for byte.
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "NAME_NOT_UTF8",
     "NOT_UTF8",
     "TOO_DEEP",
     "bad_line_numbers",
@@ -33,6 +36,7 @@ __all__ = [
     "encode_keeping_bytes",
     "has_undecodable",
     "parse_json_bytes",
+    "printable",
     "read_user_text",
     "undecodable_note",
     "why_unparsable",
@@ -40,6 +44,8 @@ __all__ = [
 
 NOT_UTF8 = "not UTF-8"
 """The reason every reader gives for a line or file with undecodable bytes."""
+NAME_NOT_UTF8 = "file name is not UTF-8: skipped"
+"""The reason for an input file whose name holds undecodable bytes (no state file could record its path)."""
 
 TOO_DEEP = "not valid JSON: nested too deeply"
 """The reason for JSON nested past Python's recursion limit (the parser would otherwise raise RecursionError)."""
@@ -47,6 +53,11 @@ TOO_DEEP = "not valid JSON: nested too deeply"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _NOT_A_BYTE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
 _ESCAPED_SURROGATE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
+
+
+def printable(text: str) -> str:
+    """Return text with each lone surrogate (an undecodable byte of a file name, say) shown as U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def decode_keeping_bytes(data: bytes) -> str:
@@ -91,9 +102,7 @@ def read_user_text(path: Path) -> tuple[str, list[int]]:
     """
     text = path.read_bytes().decode("utf-8", "surrogateescape")
     lines = bad_line_numbers(text)
-    if lines:
-        text = _SURROGATE.sub("\ufffd", text)
-    return text, lines
+    return (printable(text) if lines else text), lines
 
 
 def check_json_text(raw: bytes, value: Any) -> None:

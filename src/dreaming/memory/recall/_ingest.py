@@ -15,7 +15,14 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dreaming.memory._decode import parse_json_bytes, read_user_text, undecodable_note
+from dreaming.memory._decode import (
+    NAME_NOT_UTF8,
+    has_undecodable,
+    parse_json_bytes,
+    printable,
+    read_user_text,
+    undecodable_note,
+)
 from dreaming.memory._io import InputReport, atomic_write_json
 from dreaming.memory._secrets import is_secret_path, redact_secrets
 from dreaming.memory._workspace import Workspace
@@ -220,7 +227,8 @@ def ingest_daily_notes(
     state also keeps what the last night ingested (``lastNight``), so the same night run again reports it.
 
     A note holding bytes that are not UTF-8 is read with U+FFFD in their place (the rest of the user's note
-    counts) and reported to ``report`` with the line of the first one.
+    counts) and reported to ``report`` with the line of the first one; a note whose name is not UTF-8 is skipped
+    and reported.
     """
     today_s = day_bucket_for(now, timezone)
     notes = list_daily_notes(ws, today=date.fromisoformat(today_s), lookback_days=lookback_days)
@@ -233,6 +241,10 @@ def ingest_daily_notes(
     results: list[RecallResult] = []
     recorded = ingested = 0
     for rel, _day in sorted(notes, key=lambda n: n[1], reverse=True):
+        if has_undecodable(rel):
+            if report is not None:
+                report.skip(printable(rel), 0, NAME_NOT_UTF8)
+            continue
         path = ws.root / rel
         stat = path.stat()
         seen = files.get(rel) if isinstance(files.get(rel), dict) else None

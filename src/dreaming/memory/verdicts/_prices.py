@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from dreaming.memory._decode import NOT_UTF8, has_undecodable
+from dreaming.memory._decode import NAME_NOT_UTF8, NOT_UTF8, has_undecodable, printable
 from dreaming.memory._io import InputReport
 
 __all__ = [
@@ -256,6 +256,9 @@ class PriceBook:
         folded: dict[str, Path] = {}
         if prices_dir.is_dir():
             for path in sorted(prices_dir.iterdir()):
+                if has_undecodable(path.name):  # no report or state file could name it; see memory._decode
+                    report.skip(printable(label_prefix + path.name), 0, NAME_NOT_UTF8)
+                    continue
                 if path.suffix.lower() == ".csv" and path.is_file():
                     self._files[path.stem] = path
                     folded.setdefault(path.stem.casefold(), path)
