@@ -340,14 +340,22 @@ def load_config(path: Path) -> DreamingConfig:
     """Read ``dreaming.toml`` at ``path``; a missing file gives the defaults.
 
     Raises:
-        ConfigError: the file exists but is not valid TOML.
+        ConfigError: the file exists but is not UTF-8 (the message names the line) or not valid TOML. A run refuses
+            such a file rather than guess: falling back to the defaults could lift a budget cap the user set.
     """
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return DreamingConfig()
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 (byte 0x{raw[exc.start]:02x})") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{path}: not valid TOML: nested too deeply") from exc
     return DreamingConfig.from_mapping(data)

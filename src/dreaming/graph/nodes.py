@@ -119,7 +119,7 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
         report=report,
     )
     ctx.progress("deep", "promoting recalls into MEMORY.md")
-    recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
     research = promote_research(state, ctx)
     vp.write_memory_index(ctx.workspace, now=ctx.now, report=report)
     return {

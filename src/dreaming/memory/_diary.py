@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from dreaming.memory._io import atomic_write_text
+from dreaming.memory._decode import decode_keeping_bytes, encode_keeping_bytes
+from dreaming.memory._io import atomic_write_bytes
 from dreaming.memory._workspace import Workspace
 
 __all__ = ["DIARY_HEADING", "DiaryEntry", "DiarySection", "append_diary_entry", "render_diary_entry"]
@@ -83,7 +84,7 @@ def _rotate(ws: Workspace, current: str, entry: DiaryEntry) -> str:
     while target.exists():
         target = folder / f"DREAMS-until-{entry.now.date().isoformat()}-{counter}.md"
         counter += 1
-    atomic_write_text(target, current)
+    atomic_write_bytes(target, encode_keeping_bytes(current))
     return f"{DIARY_HEADING}\nEarlier entries: `{ws.relative(target)}`.\n"
 
 
@@ -92,17 +93,18 @@ def append_diary_entry(ws: Workspace, entry: DiaryEntry) -> bool:
 
     The diary stays bounded: once it passes :data:`DIARY_MAX_BYTES`, it is kept whole under
     ``memory/dreaming/diary/`` (never indexed as memory) and a fresh DREAMS.md starts with a link to it.
+    Bytes a user left in it that are not UTF-8 are kept byte for byte.
     """
     try:
-        current = ws.dreams_md.read_text(encoding="utf-8")
+        current = decode_keeping_bytes(ws.dreams_md.read_bytes())
     except FileNotFoundError:
         current = DIARY_HEADING
     if _marker(entry.run_id) in current:
         return False
-    if len(current.encode("utf-8")) > DIARY_MAX_BYTES:
+    if len(encode_keeping_bytes(current)) > DIARY_MAX_BYTES:
         current = _rotate(ws, current, entry)
     if not current.endswith("\n"):
         current += "\n"
     text = current + "\n" + render_diary_entry(entry)
-    atomic_write_text(ws.dreams_md, text)
+    atomic_write_bytes(ws.dreams_md, encode_keeping_bytes(text))
     return True

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.errors import OutsideWorkspaceError
+from dreaming.memory._decode import NOT_UTF8, parse_json_bytes, why_unparsable
 
 __all__ = [
     "BadLine",
@@ -167,13 +168,19 @@ def set_aside_unreadable(paths: Iterable[Path], now: datetime) -> list[tuple[Pat
         except (FileNotFoundError, IsADirectoryError):
             continue
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = parse_json_bytes(raw)
             problem = None if isinstance(data, dict) and type(data.get("version")) is int else "no integer version"
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            problem = f"not valid JSON: {exc}"
+        except ValueError as exc:
+            problem = _unusable(exc)
         if problem is not None:
             moved.append((path, move_aside(path, now), problem))
     return moved
+
+
+def _unusable(exc: ValueError) -> str:
+    # Why a state file cannot be parsed, for the report of its move aside.
+    why = why_unparsable(exc)
+    return why if why.startswith(NOT_UTF8) else f"{why}: {exc}"
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -246,9 +253,9 @@ def read_state(path: Path, *, versions: Iterable[int], now: datetime) -> LoadedS
     problem: str | None = None
     data: Any = None
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problem = f"not valid JSON: {exc}"
+        data = parse_json_bytes(raw)
+    except ValueError as exc:
+        problem = _unusable(exc)
     if problem is None:
         if not isinstance(data, dict):
             problem = "not a JSON object"
@@ -296,7 +303,8 @@ class InputReport:
 def iter_jsonl(path: Path, report: InputReport, *, label: str | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line_number, object)`` for each JSON-object line; skip and report the rest.
 
-    A missing file yields nothing. Blank lines are ignored silently.
+    A line that is not UTF-8 (or escapes a lone surrogate) is reported as ``not UTF-8``. A missing file yields
+    nothing. Blank lines are ignored silently.
     """
     name = label or path.name
     try:
@@ -304,14 +312,13 @@ def iter_jsonl(path: Path, report: InputReport, *, label: str | None = None) -> 
     except FileNotFoundError:
         return
     with handle:
-        loads = json.loads
         for number, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                obj = loads(raw)
-            except (ValueError, UnicodeDecodeError):
-                report.skip(name, number, "not valid JSON")
+                obj = parse_json_bytes(raw)
+            except ValueError as exc:
+                report.skip(name, number, why_unparsable(exc))
                 continue
             if not isinstance(obj, dict):
                 report.skip(name, number, "not a JSON object")

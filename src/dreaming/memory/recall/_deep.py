@@ -11,8 +11,15 @@ from datetime import datetime
 from pathlib import Path
 
 from dreaming.config import DreamingConfig
+from dreaming.memory._decode import (
+    bad_line_numbers,
+    decode_keeping_bytes,
+    encode_keeping_bytes,
+    read_user_text,
+    undecodable_note,
+)
 from dreaming.memory._events import record_event
-from dreaming.memory._io import atomic_write_text
+from dreaming.memory._io import InputReport, atomic_write_bytes, atomic_write_text
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._apply import (
     PlannedPromotion,
@@ -92,11 +99,12 @@ class PromotionSummary:
 
 
 def _lines(path: Path | None) -> list[str] | None:
+    # Read as ingestion read it (U+FFFD for bytes that are not UTF-8), so a recorded snippet still matches.
     if path is None:  # outside the workspace: never read
         return None
     try:
-        return path.read_text(encoding="utf-8").split("\n")
-    except (FileNotFoundError, IsADirectoryError, UnicodeDecodeError):
+        return read_user_text(path)[0].split("\n")
+    except (FileNotFoundError, IsADirectoryError):
         return None
 
 
@@ -125,17 +133,32 @@ _RunResult = tuple[
 """What :func:`_run` found: ranking, plans, refusals, fresh plans, applied, compacted dates, invalid, overflow."""
 
 
+def _read_memory_md(ws: Workspace, report: InputReport | None) -> str | None:
+    # Bytes of the user's that are not UTF-8 survive the rewrite byte for byte (surrogateescape both ways).
+    try:
+        current = decode_keeping_bytes(ws.memory_md.read_bytes())
+    except FileNotFoundError:
+        return None
+    bad = bad_line_numbers(current)
+    if bad and report is not None:
+        report.skip(ws.relative(ws.memory_md), bad[0], undecodable_note(bad, "kept byte for byte"))
+    return current
+
+
 def _run(
-    ws: Workspace, config: DreamingConfig, store: RecallStore, now: datetime, day: str, dry_run: bool
+    ws: Workspace,
+    config: DreamingConfig,
+    store: RecallStore,
+    now: datetime,
+    day: str,
+    dry_run: bool,
+    report: InputReport | None = None,
 ) -> _RunResult:
     repaired, invalid, overflow = repair_in_place(store)
     ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
     plans, refused = _plan(ws, ranking.candidates)
-    try:
-        # Bytes decoded as they are: reading in text mode would turn a CRLF file into LF and rewrite the user's lines.
-        current: str | None = ws.memory_md.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        current = None
+    # Bytes decoded as they are (a CRLF file stays CRLF), and bytes that are not UTF-8 kept byte for byte.
+    current = _read_memory_md(ws, report)
     fresh = [p for p in plans if current is None or promotion_marker(p.candidate.key) not in current]
     text = render_memory_update(current, fresh, day)
     text, compacted = compact_memory_for_budget(text, config.deep.memory_file_max_chars, keep_day=day)
@@ -153,7 +176,7 @@ def _run(
     )
     if not dry_run:
         if fresh or compacted:
-            atomic_write_text(ws.memory_md, text)
+            atomic_write_bytes(ws.memory_md, encode_keeping_bytes(text))
         stamp = format_iso(now)
         for p in plans:
             entry = store.entries.get(p.candidate.key)
@@ -165,9 +188,12 @@ def _run(
 
 
 def deep_sleep_recall(
-    ws: Workspace, config: DreamingConfig, *, now: datetime, dry_run: bool = False
+    ws: Workspace, config: DreamingConfig, *, now: datetime, dry_run: bool = False, report: InputReport | None = None
 ) -> PromotionSummary:
-    """Repair, rank and promote recalls into MEMORY.md; write the deep report unless ``dry_run``."""
+    """Repair, rank and promote recalls into MEMORY.md; write the deep report unless ``dry_run``.
+
+    MEMORY.md lines holding bytes that are not UTF-8 are reported to ``report`` and kept byte for byte.
+    """
     day = day_bucket_for(now, config.timezone)
     reason = None
     if not config.deep.enabled:
@@ -185,7 +211,7 @@ def deep_sleep_recall(
         result = _run(ws, config, read_store(ws, now=now), now, day, True)
     else:
         with short_term_lock(ws, wait_s=max(10.0, config.lock_timeout_seconds)):
-            result = _run(ws, config, read_store(ws, now=now, move_unreadable=True), now, day, False)
+            result = _run(ws, config, read_store(ws, now=now, move_unreadable=True), now, day, False, report)
     ranking, plans, refused, fresh, applied, compacted, invalid, overflow = result
     by_key = {c.key: c for c in ranking.candidates}
     summary = PromotionSummary(

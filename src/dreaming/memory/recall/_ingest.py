@@ -8,7 +8,6 @@ fields are spread over several lines that no single chunk would show as contamin
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -16,6 +15,14 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from dreaming.memory._decode import (
+    NAME_NOT_UTF8,
+    has_undecodable,
+    parse_json_bytes,
+    printable,
+    read_user_text,
+    undecodable_note,
+)
 from dreaming.memory._io import InputReport, atomic_write_json
 from dreaming.memory._secrets import is_secret_path, redact_secrets
 from dreaming.memory._workspace import Workspace
@@ -181,8 +188,8 @@ def list_daily_notes(ws: Workspace, *, today: date, lookback_days: int) -> list[
 
 def _read_ingestion(ws: Workspace) -> dict[str, Any]:
     try:
-        doc = json.loads(daily_ingestion_path(ws).read_bytes())
-    except (FileNotFoundError, ValueError, UnicodeDecodeError):
+        doc = parse_json_bytes(daily_ingestion_path(ws).read_bytes())
+    except (FileNotFoundError, ValueError):
         return {"version": 1, "files": {}}
     if not isinstance(doc, dict) or doc.get("version") != 1 or not isinstance(doc.get("files"), dict):
         return {"version": 1, "files": {}}
@@ -225,6 +232,10 @@ def ingest_daily_notes(
     the state as ``pending``; a night that failed between the two writes and runs again finds the pending notes'
     signals already in the store (today's ingestion query among their entries' hashes) and counts them once. The
     state also keeps what the last night ingested (``lastNight``), so the same night run again reports it.
+
+    A note holding bytes that are not UTF-8 is read with U+FFFD in their place (the rest of the user's note
+    counts) and reported to ``report`` with the line of the first one; a note whose name is not UTF-8 is skipped
+    and reported.
     """
     today_s = day_bucket_for(now, timezone)
     notes = list_daily_notes(ws, today=date.fromisoformat(today_s), lookback_days=lookback_days)
@@ -238,6 +249,10 @@ def ingest_daily_notes(
     recorded = ingested = 0
     outside: list[str] = []
     for rel, _day in sorted(notes, key=lambda n: n[1], reverse=True):
+        if has_undecodable(rel):
+            if report is not None:
+                report.skip(printable(rel), 0, NAME_NOT_UTF8)
+            continue
         path = ws.root / rel
         if not ws.contains(path):
             outside.append(rel)
@@ -250,8 +265,11 @@ def ingest_daily_notes(
         unchanged = bool(seen) and (seen or {}).get("mtimeMs") == mtime_ms and (seen or {}).get("size") == stat.st_size
         if unchanged and (seen or {}).get("lastDreamingDayIngested") == today_s:
             continue
+        text, bad = read_user_text(path)
+        if bad and report is not None:
+            report.skip(rel, bad[0], undecodable_note(bad))
         # Recorded snippets are redacted: the recall store and the diary never hold a password a note does.
-        chunks = chunk_daily_note(redact_secrets(path.read_text(encoding="utf-8", errors="replace")))[:per_file]
+        chunks = chunk_daily_note(redact_secrets(text))[:per_file]
         room = max(0, total_cap - len(results) - recorded)
         if landed.get(rel) == {"mtimeMs": mtime_ms, "size": stat.st_size}:
             recorded += len(chunks[:room])  # recorded by the failed run: counted, not recorded again

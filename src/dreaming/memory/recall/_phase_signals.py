@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
+from dreaming.memory._decode import parse_json_bytes
 from dreaming.memory._io import atomic_write_json, move_aside
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._store import format_iso, parse_iso, short_term_lock
@@ -26,8 +26,8 @@ _VERSION = 1
 def _parse(raw: bytes) -> dict[str, Any] | None:
     # The document when it is a version-1 object with an ``entries`` object, else None.
     try:
-        doc = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        doc = parse_json_bytes(raw)
+    except ValueError:
         return None
     if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("entries"), dict):
         return None

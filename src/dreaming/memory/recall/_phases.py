@@ -125,7 +125,8 @@ def light_sleep_recall(
 ) -> RecallPhaseSummary:
     """Ingest daily notes, stage the freshest recalls, write the light report and record light signals.
 
-    Notes skipped by ingestion (a link out of the workspace) go to ``report``.
+    Notes skipped by ingestion (a link out of the workspace) go to ``report``, and so do daily notes holding bytes
+    that are not UTF-8.
     """
     day = day_bucket_for(now, config.timezone)
     ingest = ingest_daily_notes(ws, now=now, timezone=config.timezone, limit=config.deep.limit, report=report)

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.errors import LockBusyError
+from dreaming.memory._decode import parse_json_bytes, why_unparsable
 from dreaming.memory._io import atomic_write_bytes, before_write, check_write_path, move_aside
 from dreaming.memory._lock import pid_alive
 from dreaming.memory._workspace import Workspace
@@ -113,9 +114,9 @@ def read_store(ws: Workspace, *, now: datetime, move_unreadable: bool = False) -
     if not data.strip():
         return RecallStore(problem="empty")
     try:
-        doc = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        problem = f"unreadable: {exc}"
+        doc = parse_json_bytes(data)
+    except ValueError as exc:
+        problem = f"unreadable: {why_unparsable(exc)}: {exc}"
         doc = None
     else:
         if not isinstance(doc, dict):

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from dreaming.memory._decode import has_undecodable
 from dreaming.memory._io import atomic_write_text
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.research._evidence import content_hash, redact_secrets
@@ -226,9 +227,11 @@ def _parse(path: Path) -> ResearchInsight | None:
 def _unquote(value: str) -> str:
     if value.startswith('"'):
         try:
-            return str(json.loads(value))
+            text = str(json.loads(value))
         except json.JSONDecodeError:
             return value
+        # An escaped lone surrogate could never be written back: keep the value as it stands.
+        return value if has_undecodable(text) else text
     return value
 
 

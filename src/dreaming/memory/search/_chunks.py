@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from dreaming.memory._decode import NAME_NOT_UTF8, has_undecodable, printable
 from dreaming.memory._secrets import is_secret_name
 from dreaming.memory._workspace import Workspace
 
@@ -20,6 +22,8 @@ __all__ = [
     "iter_memory_files",
     "scan_memory_files",
 ]
+
+_log = logging.getLogger(__name__)
 
 MAX_CHUNK_LINES = 12
 """A paragraph longer than this is cut into pieces of at most this many lines."""
@@ -81,6 +85,9 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
             continue
         for entry in entries:
             name = entry.name
+            if has_undecodable(name):  # no index row could hold the path; see memory._decode
+                _log.warning("%s/%s: %s", relative, printable(name), NAME_NOT_UTF8)
+                continue
             if is_secret_name(name):
                 continue
             try:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dreaming.errors import ToolError
+from dreaming.memory._decode import read_user_text, undecodable_note
 from dreaming.memory._io import check_write_path
 from dreaming.memory._secrets import redact_secrets
 from dreaming.memory._workspace import Workspace
@@ -58,6 +59,8 @@ class IndexRefresh:
     """Files dropped from the index because they no longer exist (or are no longer memory)."""
     chunks: int
     """Chunks in the index afterwards."""
+    undecodable: tuple[str, ...] = ()
+    """``path:line: reason`` for each re-read file holding bytes that are not UTF-8 (indexed with U+FFFD)."""
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -128,12 +131,17 @@ def _drop(conn: sqlite3.Connection, relative: str) -> None:
     conn.execute("DELETE FROM files WHERE path = ?", (relative,))
 
 
-def _read(path: Path) -> str | None:
+def _read(path: Path, relative: str, undecodable: list[str]) -> str | None:
+    # A user's note with a stray byte is still indexed (U+FFFD in its place) and reported; see memory._decode.
     try:
-        return path.read_bytes().decode("utf-8", errors="replace")
+        text, bad = read_user_text(path)
     except OSError as exc:
         _log.warning("cannot read %s for the search index: %s", path, exc)
         return None
+    if bad:
+        undecodable.append(f"{relative}:{bad[0]}: {undecodable_note(bad)}")
+        _log.warning("%s", undecodable[-1])
+    return text
 
 
 def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
@@ -142,13 +150,14 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
     known = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT path, mtime_ns, size FROM files")}
     changed = sorted(rel for rel, (_, mtime, size) in on_disk.items() if known.get(rel) != (mtime, size))
     removed = sorted(set(known) - set(on_disk))
+    undecodable: list[str] = []
     if changed or removed:
         with _transaction(conn):
             for relative in removed:
                 _drop(conn, relative)
             for relative in changed:
                 path, mtime, size = on_disk[relative]
-                text = _read(Path(path))
+                text = _read(Path(path), relative, undecodable)
                 _drop(conn, relative)
                 if text is None:
                     continue
@@ -160,4 +169,10 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
                     conn.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (cursor.lastrowid, chunk.text))
                 conn.execute("INSERT INTO files (path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime, size))
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
-    return IndexRefresh(scanned=len(on_disk), reread=tuple(changed), removed=tuple(removed), chunks=int(total))
+    return IndexRefresh(
+        scanned=len(on_disk),
+        reread=tuple(changed),
+        removed=tuple(removed),
+        chunks=int(total),
+        undecodable=tuple(undecodable),
+    )

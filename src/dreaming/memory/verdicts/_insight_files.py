@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dreaming.memory._decode import has_undecodable
 from dreaming.memory._io import atomic_write_text
 
 __all__ = ["InsightFile", "Scalar", "parse_scalar", "read_insight", "render_insight", "write_insight"]
@@ -40,7 +41,8 @@ def parse_scalar(text: str) -> Scalar:
             value = json.loads(text)
         except ValueError:
             return text
-        return value if isinstance(value, str) else text
+        # An escaped lone surrogate could never be written back: keep the text as it stands.
+        return value if isinstance(value, str) and not has_undecodable(value) else text
     if text[0] == "'" and text.endswith("'") and len(text) >= 2:
         return text[1:-1].replace("''", "'")
     if _INT.fullmatch(text):

@@ -10,10 +10,12 @@ import os
 import re
 import threading
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from dreaming.memory._decode import NAME_NOT_UTF8, NOT_UTF8, has_undecodable, printable
 from dreaming.memory._io import InputReport
 
 __all__ = [
@@ -95,6 +97,9 @@ def _number(text: str | None) -> float | None:
 def load_prices(path: Path, report: InputReport, *, label: str | None = None) -> PriceSeries | None:
     """Read one price file; bad rows are skipped and reported, a file without date or close is refused (None).
 
+    A row holding bytes that are not UTF-8 is skipped and reported as ``not UTF-8`` like any other bad row; the
+    other rows are read. A file that cannot be read at all is reported at line 0.
+
     A file whose bytes were parsed before in this process is not parsed again (review and light sleep both read
     every price file): the parsed series is kept with a digest of the bytes it came from, and its bad rows are
     reported again as parsing reports them. The digest, not the file's stat, decides: a price file may be edited in
@@ -113,7 +118,7 @@ def load_prices(path: Path, report: InputReport, *, label: str | None = None) ->
         series, problems = held[1], held[2]
     else:
         problems = []
-        series = _parse_prices(data.decode("utf-8-sig"), path.stem, problems)
+        series = _parse_prices(data.decode("utf-8-sig", "surrogateescape"), path.stem, problems)
         _keep_parsed(key, (digest, series, problems))
     for line, why in problems:
         report.skip(name, line, why)
@@ -143,22 +148,47 @@ def _keep_parsed(key: str, parsed: _Parsed) -> None:
             total -= rows(_parsed.pop(oldest))
 
 
+def _rows(
+    reader: Iterator[list[str]], problems: list[tuple[int, str]], line_num: Callable[[], int]
+) -> Iterator[list[str]]:
+    # The rows of ``reader``; a row the csv module refuses (a field over its size limit) is reported and skipped.
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            problems.append((line_num(), f"not a CSV row: {exc}"))
+            continue
+        yield row
+
+
 def _parse_prices(text: str, asset: str, problems: list[tuple[int, str]]) -> PriceSeries | None:
+    # ``text`` was decoded with surrogateescape: a lone surrogate marks a byte that is not UTF-8.
     rows: dict[int, tuple[float, float | None, float | None]] = {}
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
+    lines = _rows(reader, problems, lambda: reader.line_num)
+    header = next(lines, None)
+    undecodable = has_undecodable(text)
+    header_bad = undecodable and header is not None and any(has_undecodable(cell) for cell in header)
     columns = {cell.strip().lower(): i for i, cell in reversed(list(enumerate(header or [])))}
     if "date" not in columns or "close" not in columns:
         missing = [c for c in ("date", "close") if c not in columns]
-        problems.append((1, f"price file refused: no {' or '.join(repr(c) for c in missing)} column"))
+        why = "header is not UTF-8" if header_bad else f"no {' or '.join(repr(c) for c in missing)} column"
+        problems.append((1, f"price file refused: {why}"))
         return None
+    if header_bad:
+        problems.append((1, f"{NOT_UTF8} (the header's other columns were read)"))
     d_col, c_col = columns["date"], columns["close"]
     has_hl = "high" in columns and "low" in columns
     h_col, l_col = columns.get("high", -1), columns.get("low", -1)
-    for row in reader:
+    for row in lines:
         if not row or not any(cell.strip() for cell in row):
             continue
         line = reader.line_num
+        if undecodable and any(has_undecodable(cell) for cell in row):
+            problems.append((line, NOT_UTF8))
+            continue
         day = parse_date(row[d_col]) if d_col < len(row) else None
         if day is None:
             problems.append((line, "unreadable date"))
@@ -226,6 +256,9 @@ class PriceBook:
         folded: dict[str, Path] = {}
         if prices_dir.is_dir():
             for path in sorted(prices_dir.iterdir()):
+                if has_undecodable(path.name):  # no report or state file could name it; see memory._decode
+                    report.skip(printable(label_prefix + path.name), 0, NAME_NOT_UTF8)
+                    continue
                 if path.suffix.lower() == ".csv" and path.is_file():
                     self._files[path.stem] = path
                     folded.setdefault(path.stem.casefold(), path)

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeGuard
 
+from dreaming.memory._decode import NOT_UTF8, TOO_DEEP, check_json_text
 from dreaming.memory._io import InputReport, before_write
 
 __all__ = ["AtomicLineWriter", "bulk_objects", "format_number", "is_number", "read_objects"]
@@ -33,7 +34,9 @@ def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[
     """Yield ``(line_number, object)`` for each JSON-object line of ``path``; skip and report the rest.
 
     Unlike :func:`dreaming.memory.iter_jsonl`, ``NaN`` and ``Infinity`` literals are refused, so every number that
-    reaches the verdict path is finite. A missing file yields nothing; blank lines are ignored.
+    reaches the verdict path is finite. A line that is not UTF-8 (or escapes a lone surrogate) is skipped and
+    reported as ``not UTF-8``, so every string that reaches the verdict path can be written back. A missing file
+    yields nothing; blank lines are ignored.
     """
     try:
         handle = path.open("rb")
@@ -46,23 +49,34 @@ def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[
         for number, raw in enumerate(handle, start=1):
             try:
                 if raw[:1] == b"{" and raw[1:2] != b"\x00":
-                    # Fast path for the usual line: exactly what json.loads(raw) does for a line that starts with
-                    # "{" (its encoding check finds UTF-8; it decodes with surrogatepass; it scans one value and
-                    # allows only JSON whitespace after it), without its three Python-level wrapper calls. The
-                    # scanner is the strict decoder's, so NaN and Infinity are refused here too.
-                    text = raw.decode("utf-8", "surrogatepass")
+                    # Fast path for the usual line: what json.loads(raw) does for a line that starts with "{" (its
+                    # encoding check finds UTF-8; it scans one value and allows only JSON whitespace after it),
+                    # without its three Python-level wrapper calls, and decoding strictly where it would let
+                    # encoded surrogates pass. The scanner is the strict decoder's, so NaN and Infinity are
+                    # refused here too.
+                    text = raw.decode("utf-8")
                     obj, end = scan(text, 0)
                     if end != len(text) and text[end:].strip(" \t\n\r"):
                         raise ValueError("extra data")
                 elif b"NaN" in raw or b"Infinity" in raw:
                     obj = strict(raw.decode("utf-8"))
                 else:
-                    obj = loads(raw)
+                    obj = loads(raw.decode("utf-8-sig"))
+                check_json_text(raw, obj)
             except StopIteration:  # the scanner's way of saying "no JSON value here"
                 report.skip(label, number, "not valid JSON")
                 continue
+            except UnicodeDecodeError:
+                report.skip(label, number, NOT_UTF8)
+                continue
+            except RecursionError:
+                report.skip(label, number, TOO_DEEP)
+                continue
             except ValueError as exc:
                 if not raw.strip():
+                    continue
+                if str(exc).startswith(NOT_UTF8):
+                    report.skip(label, number, str(exc))
                     continue
                 if "is not a number" in str(exc):  # say it as the strict decoder does (it decodes strictly first)
                     try:
