@@ -25,7 +25,7 @@ SURFACES = {
         "atomic_write_text", "check_confined", "check_write_path", "diary_sections", "dump_json", "fingerprint",
         "init_workspace", "is_secret_name", "is_secret_path", "iter_jsonl", "move_aside", "pid_alive", "read_state",
         "record_event", "redact_secrets", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
-        "WriteFaults", "before_write",
+        "WriteFaults", "before_write", "settled_decision",
     ],
     "dreaming.tools": [
         "SECRET_GLOBS", "CodebaseSearch", "FakeCodebaseSearch", "FakeMemorySearch", "FakeWebSearch", "MemorySearch",

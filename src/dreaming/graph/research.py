@@ -27,10 +27,11 @@ from dreaming.graph._research_gap import GapTask, finding_from_json, finding_to_
 from dreaming.graph._research_lines import collect_lines, promotion_lines
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
-from dreaming.memory import fingerprint, record_event
+from dreaming.memory import fingerprint, record_event, settled_decision
 from dreaming.memory.gaps import AttemptOutcome, list_gaps, record_attempt, select_gaps_for_night
 from dreaming.memory.research import (
     Conflict,
+    InsightWrite,
     ResearchFinding,
     append_research_log,
     redact_secrets,
@@ -153,6 +154,12 @@ def research_collect(state: DreamState, runtime: Runtime[DreamContext]) -> dict[
     return {"done": ["research"], "summaries": {"research": summary}, "halts": halts}
 
 
+def _decision(outcome: InsightWrite | Conflict) -> dict[str, Any] | None:
+    if isinstance(outcome, Conflict):
+        return None
+    return {"id": outcome.insight_id, "action": outcome.action, "superseded": list(outcome.superseded)}
+
+
 def promote_research(state: Mapping[str, Any], ctx: DreamContext) -> dict[str, Any]:
     """Write tonight's kept findings as research insights; return the state update for the diary.
 
@@ -169,14 +176,17 @@ def promote_research(state: Mapping[str, Any], ctx: DreamContext) -> dict[str, A
     for finding in findings:
         if not finding.kept:
             continue
+        # What this write will do, recorded before it happens: a resumed run reports it, not "unchanged".
+        planned = write_research_insight(ctx.workspace, finding, ctx.now, dry_run=True)
+        decision = settled_decision(
+            ctx.workspace, f"research:{finding.gap}", _decision(planned), run_id=ctx.run_id, now=ctx.now
+        )
         outcome = write_research_insight(ctx.workspace, finding, ctx.now)
         if isinstance(outcome, Conflict):
             logger.info("research finding for %r conflicts with %s", finding.gap, outcome.existing_id)
             conflicts.append(outcome)
-        else:
-            promoted.append(
-                {"id": outcome.insight_id, "action": outcome.action, "superseded": list(outcome.superseded)}
-            )
+        elif decision is not None:
+            promoted.append(decision)
     markdown = render_rem_research_section(findings, ctx.now, conflicts=conflicts, backlog=research.get("backlog", []))
     lines = [*research.get("lines", []), *promotion_lines(promoted, conflicts)]
     conflict_rows = [

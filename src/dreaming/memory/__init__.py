@@ -28,6 +28,7 @@ from dreaming.memory._io import (
     sweep_orphan_temps,
 )
 from dreaming.memory._lock import ConsolidationLock, pid_alive
+from dreaming.memory._run_plan import settled_decision
 from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
 from dreaming.memory._workspace import Workspace, check_confined, init_workspace
 
@@ -64,5 +65,6 @@ __all__ = [
     "redact_secrets",
     "render_diary_entry",
     "set_aside_unreadable",
+    "settled_decision",
     "sweep_orphan_temps",
 ]

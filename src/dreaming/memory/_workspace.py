@@ -110,7 +110,7 @@ class Workspace:
 
     @property
     def deep_plan(self) -> Path:
-        """What the running night's deep phase decided before writing (removed when the run ends)."""
+        """What the running night decided before writing (``memory/_run_plan.py``; removed when the run ends)."""
         return self.state_dir / "deep-plan.json"
 
     @property

@@ -300,10 +300,13 @@ def _archive(ws: Workspace, old: ResearchInsight, new_id: str) -> Path:
     return target
 
 
-def write_research_insight(ws: Workspace, finding: ResearchFinding, now: datetime) -> InsightWrite | Conflict:
+def write_research_insight(
+    ws: Workspace, finding: ResearchFinding, now: datetime, *, dry_run: bool = False
+) -> InsightWrite | Conflict:
     """Write a kept finding as ``memory/insights/research-<slug>.md``, or return the conflict that stops it.
 
-    See the module docstring for the related / confirm / supersede / conflict rules.
+    See the module docstring for the related / confirm / supersede / conflict rules. With ``dry_run``, nothing is
+    written and the result says what the write would do now (``archived_to`` left empty).
 
     Raises:
         ValueError: the finding is not kept or has no claim.
@@ -353,13 +356,20 @@ def write_research_insight(ws: Workspace, finding: ResearchFinding, now: datetim
     elif same:
         insight_id = same[0].id
 
-    archived = tuple(_archive(ws, old, insight_id) for old in different)
-    for old in different:
-        if old.path != path:
-            # The content is safe in the archive; moving it out of the active folder is not a deletion.
-            old.path.unlink()
     text = _render(finding, insight_id, first_promoted, today, [old.id for old in different])
-    changed = atomic_write_text(path, text)
+    archived: tuple[Path, ...] = ()
+    if dry_run:
+        try:
+            changed = path.read_bytes() != text.encode("utf-8")
+        except FileNotFoundError:
+            changed = True
+    else:
+        archived = tuple(_archive(ws, old, insight_id) for old in different)
+        for old in different:
+            if old.path != path:
+                # The content is safe in the archive; moving it out of the active folder is not a deletion.
+                old.path.unlink()
+        changed = atomic_write_text(path, text)
     action: Literal["created", "confirmed", "superseded", "unchanged"]
     if different:
         action = "superseded"

@@ -14,7 +14,8 @@ from datetime import date, datetime
 from typing import Any
 
 from dreaming.config import VerdictsConfig
-from dreaming.memory._io import InputReport, atomic_write_json, read_state
+from dreaming.memory._io import InputReport, read_state
+from dreaming.memory._run_plan import settled_decision
 from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._candidates import VerdictCandidate, passes_gate
 from dreaming.memory.verdicts._index import active_insights, write_memory_index
@@ -116,31 +117,6 @@ def _retire_reason(
     return "no longer observed: the bucket has no classified sample"
 
 
-_PLAN_KEYS = ("promoted", "restored", "updated", "retired")
-
-
-def _settled_plan(ws: Workspace, plan: dict[str, list[Any]], run_id: str | None, now: datetime) -> dict[str, list[Any]]:
-    """Record the run's plan before any insight is written, or return the one this same run already recorded.
-
-    A run that failed after writing some insights and is resumed sees them as existing ones; the plan it made
-    before writing says what it did, so its diary reads as an uninterrupted night's. Without a ``run_id`` (a caller
-    outside a night) nothing is recorded.
-    """
-    if run_id is None:
-        return plan
-    path = ws.deep_plan
-    loaded = read_state(path, versions=(1,), now=now)
-    stored = (loaded.data or {}).get("plan")
-    if (
-        (loaded.data or {}).get("run_id") == run_id
-        and isinstance(stored, dict)
-        and all(isinstance(stored.get(k), list) for k in _PLAN_KEYS)
-    ):
-        return {k: list(stored[k]) for k in _PLAN_KEYS}
-    atomic_write_json(path, {"version": 1, "run_id": run_id, "plan": plan})
-    return plan
-
-
 def deep_sleep_verdicts(
     ws: Workspace,
     config: VerdictsConfig,
@@ -211,7 +187,8 @@ def deep_sleep_verdicts(
         "updated": updated,
         "retired": [[insight.id, reason] for insight, reason in retiring],
     }
-    plan = _settled_plan(ws, plan, run_id, now)
+    # Recorded before any write, so that a resumed run reports what this night did (``memory/_run_plan.py``).
+    plan = settled_decision(ws, "verdicts", plan, run_id=run_id, now=now)
 
     for c, path, archived_path, archived, front in writes:  # 1. insight files
         write_insight(path, front, insight_body(c))
