@@ -259,7 +259,7 @@ def read_state(path: Path, *, versions: Iterable[int], now: datetime) -> LoadedS
     if problem is None:
         if not isinstance(data, dict):
             problem = "not a JSON object"
-        elif data.get("version") not in set(versions):
+        elif type(data.get("version")) is not int or data.get("version") not in set(versions):  # True == 1 == 1.0
             problem = f"unknown version {data.get('version')!r}"
     if problem is not None:
         return LoadedState(None, move_aside(path, now), problem)
