@@ -61,3 +61,21 @@ def test_real_search_excludes_dreaming_output(workspace: Workspace) -> None:
     tool = memory_search_tool(WorkspaceMemorySearch(workspace))
     hits = json.loads(tool.invoke({"query": "ocelot"}))
     assert [(h["path"], h["start_line"], h["end_line"]) for h in hits] == [("memory/2026-04-14.md", 1, 1)]
+
+
+def test_research_never_cites_dreamings_own_insights(tmp_path: Path) -> None:
+    from dreaming.memory import Workspace
+    from dreaming.tools.memory_search import WorkspaceMemorySearch
+
+    ws = Workspace.at(tmp_path / "ws")
+    (ws.memory_dir / "insights" / "archive").mkdir(parents=True)
+    (ws.memory_dir / "2026-08-31.md").write_text("# Notes\n\n- The upload retry limit lives in settings.\n")
+    insight = "---\nid: research-retry\n---\n\nRETRY_LIMIT = 5: the upload retry limit.\n"
+    (ws.insights_dir / "research-retry.md").write_text(insight)
+    (ws.archive_dir / "research-old.md").write_text(insight)
+    search = WorkspaceMemorySearch(ws)
+    try:
+        paths = [hit.path for hit in search.search("upload retry limit", 5)]
+    finally:
+        search.close()
+    assert paths == ["memory/2026-08-31.md"]

@@ -47,8 +47,15 @@ class MemorySearch(Protocol):
         ...
 
 
+INSIGHT_ROOM = 8
+"""Extra hits asked of the index, so that leaving the insight files out still leaves ``limit`` hits."""
+
+
 class WorkspaceMemorySearch:
-    """The real memory search over a workspace's index (read-only: records no recall and no gap).
+    """The real memory search over a workspace's index (read-only: records no recall and no gap), as research sees it.
+
+    Research never cites dreaming's own conclusions: hits in the insight files (``memory/insights/``, its archive
+    included) are left out, or a finding written last night would corroborate itself when its question comes back.
 
     Keeps the index open for its lifetime and re-checks the files at most every couple of seconds
     (:class:`dreaming.memory.search.MemoryIndex`), so a night of research does not re-scan the workspace per query.
@@ -59,8 +66,10 @@ class WorkspaceMemorySearch:
         self._index = MemoryIndex(ws)
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
-        """Search the workspace's memory; see :func:`dreaming.memory.search.search_memory`."""
-        return self._index.search(query, limit=limit)
+        """Search the workspace's memory, insight files left out; see :func:`dreaming.memory.search.search_memory`."""
+        insights = self.ws.relative(self.ws.insights_dir) + "/"
+        hits = self._index.search(query, limit=limit + INSIGHT_ROOM)
+        return [hit for hit in hits if not hit.path.startswith(insights)][:limit]
 
     def close(self) -> None:
         """Close the index."""
