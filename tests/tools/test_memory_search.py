@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 from dreaming.memory import Workspace
 from dreaming.memory.search import SearchHit
