@@ -20,6 +20,7 @@ from dreaming.agent.narrative import write_narrative
 from dreaming.agent.verify import MAX_OUTPUT_TOKENS, VerifyAnswer, VerifyCandidate, _messages, verify_insights_detailed
 from dreaming.config import BudgetConfig, DreamingConfig, ModelPrice
 from dreaming.memory import Workspace
+from tests.agent._fakes import completion
 
 BASE_URL = "http://llm.test/v1"
 ENV = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": BASE_URL}
@@ -31,22 +32,6 @@ def candidate(i: int) -> VerifyCandidate:
         id=f"btc-buy-bull-7d-{i}", asset="BTC", verdict="BUY", regime="bull", window="7d", kind="reliable",
         n=12 + i, hit_rate=0.83, adverse_rate=0.08, avg_change=0.042, score=0.86,
     )  # fmt: skip
-
-
-def completion(content: str, *, prompt_tokens: int, completion_tokens: int, cached: int = 0) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-junk",
-        "object": "chat.completion",
-        "created": 1_776_000_000,
-        "model": "gpt-4.1-mini",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "length"}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": cached},
-        },
-    }
 
 
 def build(ws: Workspace, now: datetime, *, max_cost: float = 1.0, env: dict[str, str] = ENV) -> LLMGateway:

@@ -29,6 +29,7 @@ from dreaming.config import DreamingConfig, ModelPrice
 from dreaming.errors import ModelCallError
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
+from tests.agent._fakes import completion
 from tests.agent._workspaces import NIGHT, build_verdict_workspace
 
 COMPATIBLE = "http://llm.test/v1"
@@ -36,21 +37,6 @@ COMPATIBLE = "http://llm.test/v1"
 OPENAI = "https://api.openai.com/v1"
 MINI = ModelPrice(input=0.40, output=1.60, cached_input=0.10)
 CAP = 50
-
-
-def completion(content: str, *, prompt_tokens: int = 30, completion_tokens: int = 10) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 1_776_000_000,
-        "model": "gpt-4.1-mini",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
 
 
 def llama_cpp(request: httpx.Request) -> httpx.Response:
