@@ -7,9 +7,23 @@ import importlib
 import pytest
 
 SURFACES = {
-    "dreaming.agent": [
-        "BudgetedModels", "LLMGateway", "LLMReply", "RunOutcome", "build_gateway", "dream", "night_context",
+    "dreaming": [
+        "DreamingConfig", "DreamingError", "FakeChatModel", "LLMGateway", "PriorInsights", "RunOutcome", "Workspace",
+        "__version__", "build_gateway", "dream", "dream_now_tool", "init_workspace", "load_config",
+        "load_prior_insights", "night_context", "prior_insights_tool", "record_gap", "search_and_record",
     ],
+    "dreaming.llm": [
+        "Allowed", "BudgetLedger", "BudgetReport", "BudgetStatus", "CandidateGuard", "Decision", "FakeChatModel",
+        "LLMGateway", "LLMReply", "LedgerEntry", "PriceTable", "SkipReason", "Skipped", "build_gateway", "cost_usd",
+        "count_message_tokens", "filter_candidates", "load_price_table", "read_budget_status", "tool_call_answer",
+    ],
+    "dreaming.graph": [
+        "DreamContext", "DreamState", "ProgressFn", "VerifyResult", "build_dream_graph", "build_research_graph",
+        "jsonable", "verify_insights", "verify_insights_detailed",
+    ],
+    "dreaming.cli": ["app", "main"],
+    "dreaming.night": ["RunOutcome", "codebase_roots", "dream", "night_context", "research_tools", "utc_now"],
+    "dreaming.chat": ["dream_now_tool", "prior_insights_tool"],
     "dreaming.errors": [
         "BudgetError", "BudgetExhaustedError", "ConfigError", "CorruptStateError", "DreamingError", "LockBusyError",
         "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError",

@@ -1,7 +1,78 @@
-"""dreaming: a memory for LLM agents that learns while they sleep."""
+"""dreaming: a memory for LLM agents that learns while they sleep.
+
+The curated public surface, pinned by ``tests/test_public_surface.py``. Names load on first use, so that
+``import dreaming.memory`` (the deterministic core) pulls in no LangGraph and no LLM client.
+"""
 
 from __future__ import annotations
 
-__all__ = ["__version__"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dreaming.chat import dream_now_tool, prior_insights_tool
+    from dreaming.config import DreamingConfig, load_config
+    from dreaming.errors import DreamingError
+    from dreaming.llm import FakeChatModel, LLMGateway, build_gateway
+    from dreaming.memory import Workspace, init_workspace
+    from dreaming.memory.gaps import record_gap
+    from dreaming.memory.search import search_and_record
+    from dreaming.memory.verdicts import PriorInsights, load_prior_insights
+    from dreaming.night import RunOutcome, dream, night_context
+
+__all__ = [
+    "DreamingConfig",
+    "DreamingError",
+    "FakeChatModel",
+    "LLMGateway",
+    "PriorInsights",
+    "RunOutcome",
+    "Workspace",
+    "__version__",
+    "build_gateway",
+    "dream",
+    "dream_now_tool",
+    "init_workspace",
+    "load_config",
+    "load_prior_insights",
+    "night_context",
+    "prior_insights_tool",
+    "record_gap",
+    "search_and_record",
+]
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "DreamingConfig": "dreaming.config",
+    "load_config": "dreaming.config",
+    "DreamingError": "dreaming.errors",
+    "Workspace": "dreaming.memory",
+    "init_workspace": "dreaming.memory",
+    "record_gap": "dreaming.memory.gaps",
+    "search_and_record": "dreaming.memory.search",
+    "PriorInsights": "dreaming.memory.verdicts",
+    "load_prior_insights": "dreaming.memory.verdicts",
+    "FakeChatModel": "dreaming.llm",
+    "LLMGateway": "dreaming.llm",
+    "build_gateway": "dreaming.llm",
+    "RunOutcome": "dreaming.night",
+    "dream": "dreaming.night",
+    "night_context": "dreaming.night",
+    "dream_now_tool": "dreaming.chat",
+    "prior_insights_tool": "dreaming.chat",
+}
+"""Each public name -> the module that is its one home."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'dreaming' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

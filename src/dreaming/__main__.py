@@ -1,5 +1,5 @@
 """``python -m dreaming``: the command line."""
 
-from dreaming.agent.cli import main
+from dreaming.cli import main
 
 main()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from dreaming.agent.cli import app
+from dreaming.cli import app
 from dreaming.evals import CATEGORIES, EvalCase, bundled_cases, data_dir, run_research_eval, score_case
 from dreaming.evals._adversary import AdversarialModel
 

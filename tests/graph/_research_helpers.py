@@ -12,13 +12,14 @@ from typing import Any
 
 import httpx
 
-from dreaming.agent.gateway import BudgetedModels, LLMGateway
-from dreaming.agent.run import RunOutcome, dream
 from dreaming.config import AutoresearchConfig, BudgetConfig, DreamingConfig
-from dreaming.graph import DreamContext, ResearchDeps
+from dreaming.graph import DreamContext
+from dreaming.llm import LLMGateway
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
 from dreaming.memory.research import SourceHit
+from dreaming.night import RunOutcome, dream
+from dreaming.tools.sources import ResearchTools
 
 LLM_URL = "http://llm.test/v1/chat/completions"
 TAVILY_URL = "https://api.tavily.com/search"
@@ -43,7 +44,7 @@ def add_gaps(ws: Workspace, now: datetime, *queries: str) -> None:
 def night(
     ws: Workspace,
     cfg: DreamingConfig,
-    deps: ResearchDeps | None,
+    deps: ResearchTools | None,
     now: datetime,
     *,
     gateway: LLMGateway | None = None,
@@ -52,9 +53,7 @@ def night(
     """Dream one night with these research dependencies."""
 
     def complete(base: DreamContext) -> DreamContext:
-        ctx = replace(base, research=deps)
-        if gateway is not None:
-            ctx = replace(ctx, models=BudgetedModels(gateway))
+        ctx = replace(base, research=deps, gateway=gateway)
         return replace(ctx, clock=clock) if clock is not None else ctx
 
     return asyncio.run(dream(ws, cfg, now=now, make_context=complete))

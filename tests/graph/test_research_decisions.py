@@ -9,13 +9,13 @@ import httpx
 import pytest
 import respx
 
-from dreaming.agent._research_wiring import build_research_deps
-from dreaming.graph import ResearchDeps
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import list_gaps
 from dreaming.memory.research import SourceHit
+from dreaming.night import research_tools
 from dreaming.tools.codebase import FakeCodebaseSearch
 from dreaming.tools.memory_search import FakeMemorySearch
+from dreaming.tools.sources import ResearchTools
 from dreaming.tools.web import FakeWebSearch, TavilyWebSearch
 from tests.graph._research_helpers import (
     INJECTION,
@@ -43,8 +43,8 @@ def test_a_gap_answered_from_code_is_kept_as_code_crossref_with_its_path_line(
 ) -> None:
     repo = write_repo(tmp_path / "repo", {"src/flat.py": f'"""Band constants."""\n\n{FLAT}\n'})
     cfg = config(sources=("codebase",), codebase_roots=(str(repo),))
-    deps = build_research_deps(workspace, cfg, env={}, gateway=None)
-    assert deps is not None and deps.web is None and deps.chat is None
+    deps = research_tools(workspace, cfg, env={})
+    assert deps is not None and deps.web is None
     add_gaps(workspace, now, "what is K_FLAT")
     outcome = night(workspace, cfg, deps, now)
     found = findings(outcome)["what is K_FLAT"]
@@ -81,7 +81,7 @@ def test_agreeing_pages_from_two_domains_are_kept_multi_source_and_one_weak_page
     add_gaps(workspace, now, "where is the consolidation lock file", "when does dreaming run nightly")
     with respx.mock(assert_all_called=False) as router:
         route = router.post(TAVILY_URL).mock(side_effect=answer)
-        deps = build_research_deps(workspace, cfg, env={"TAVILY_API_KEY": "tvly-test-0000000000"}, gateway=None)
+        deps = research_tools(workspace, cfg, env={"TAVILY_API_KEY": "tvly-test-0000000000"})
         assert deps is not None and deps.web is not None
         outcome = night(workspace, cfg, deps, now)
     assert route.call_count == 4  # two gaps x (question, salient variant)
@@ -101,7 +101,7 @@ def test_agreeing_pages_from_two_domains_are_kept_multi_source_and_one_weak_page
 
 
 def test_a_gap_without_evidence_abstains_and_no_claim_is_invented(workspace: Workspace, now: datetime) -> None:
-    deps = ResearchDeps(codebase=FakeCodebaseSearch(lambda q: []), memory=no_memory(), web=FakeWebSearch(lambda q: []))
+    deps = ResearchTools(codebase=FakeCodebaseSearch(lambda q: []), memory=no_memory(), web=FakeWebSearch(lambda q: []))
     add_gaps(workspace, now, "what was the committee's 2025 return")
     outcome = night(workspace, config(), deps, now)
     found = findings(outcome)["what was the committee's 2025 return"]
@@ -116,13 +116,13 @@ def test_injection_in_a_page_and_a_code_comment_changes_no_decision_or_number(
     page = "The flat threshold is capped at 0.05 by the review step."
     line = "FLAT_CAP = 0.05  # the flat threshold is capped at 0.05"
 
-    def deps(injected: bool) -> ResearchDeps:
+    def deps(injected: bool) -> ResearchTools:
         extra = f" {INJECTION.capitalize()}." if injected else ""
         above = f"# {INJECTION}" if injected else "# review constants"
         web = SourceHit(source_type="web", locator="https://x.example/p", snippet=page + extra, domain="x.example")
         code = SourceHit(source_type="codebase", locator="src/review.py:9", snippet=f"{above}\n{line}",
                          path="src/review.py", line=9, line_text=line)  # fmt: skip
-        return ResearchDeps(
+        return ResearchTools(
             codebase=FakeCodebaseSearch(lambda q: [code]), memory=no_memory(), web=FakeWebSearch(lambda q: [web]),
             read_line=lambda path, number: line,
         )  # fmt: skip
@@ -180,7 +180,7 @@ def test_a_failing_source_is_marked_failed_while_the_others_finish_and_a_fully_f
     with respx.mock() as router:
         route = router.post(TAVILY_URL).mock(side_effect=flaky)
         web = TavilyWebSearch("tvly-test-0000000000", retries=2, backoff_s=0.5, sleep=sleep)
-        deps = ResearchDeps(codebase=FakeCodebaseSearch(code), web=web, read_line=lambda p, n: None)
+        deps = ResearchTools(codebase=FakeCodebaseSearch(code), web=web, read_line=lambda p, n: None)
         outcome = night(workspace, config(sources=("codebase", "web")), deps, now)
     assert route.call_count == 6  # two gaps x one query each x three attempts (the first failure stops the source)
     assert waits == [0.5, 1.0, 0.5, 1.0]
@@ -201,7 +201,7 @@ def test_the_time_limit_skips_gaps_and_the_fixed_plan_queries_question_and_salie
     workspace: Workspace, now: datetime
 ) -> None:
     search = FakeCodebaseSearch(lambda q: [])
-    deps = ResearchDeps(codebase=search)
+    deps = ResearchTools(codebase=search)
     add_gaps(workspace, now, "What is the K_FLAT constant?")
     outcome = night(workspace, config(sources=("codebase",)), deps, now)
     assert search.calls == ["What is the K_FLAT constant?", "K_FLAT constant"]
@@ -220,7 +220,7 @@ def test_the_time_limit_skips_gaps_and_the_fixed_plan_queries_question_and_salie
 def test_research_off_leaves_the_night_as_before(workspace: Workspace, now: datetime) -> None:
     add_gaps(workspace, now, "what is K_FLAT")
     search = FakeCodebaseSearch(lambda q: [])
-    outcome = night(workspace, config(enabled=False), ResearchDeps(codebase=search), now)
+    outcome = night(workspace, config(enabled=False), ResearchTools(codebase=search), now)
     assert search.calls == []
     assert "research" not in outcome.state["summaries"]
     assert not workspace.research_log.exists()

@@ -14,11 +14,12 @@ import httpx
 import pytest
 import respx
 
-from dreaming.agent._research_wiring import build_research_deps
-from dreaming.agent.gateway import build_gateway
-from dreaming.graph import DreamContext, promote_research
+from dreaming.graph import DreamContext
+from dreaming.graph.research import promote_research
+from dreaming.llm.gateway import build_gateway
 from dreaming.memory import Workspace
 from dreaming.memory.research import Claim, ResearchFinding, write_research_insight
+from dreaming.night import research_tools
 from tests.graph._research_helpers import (
     INJECTION,
     LLM_ENV,
@@ -63,7 +64,7 @@ def test_a_claim_citing_an_unknown_evidence_id_is_lost(workspace: Workspace, now
     with respx.mock() as router:
         router.post(LLM_URL).mock(side_effect=model)
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        deps = build_research_deps(workspace, cfg, env={}, gateway=gateway)
+        deps = research_tools(workspace, cfg, env={})
         outcome = night(workspace, cfg, deps, now, gateway=gateway)
     found = findings(outcome)["what is K_FLAT"]
     # The model's claim is lost with its invented citation; the extractive candidate, validated beside it, is kept
@@ -91,7 +92,7 @@ def test_with_a_model_injection_changes_no_decision_or_number_and_evidence_is_fe
     with respx.mock() as router:
         router.post(LLM_URL).mock(side_effect=model)
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        outcome = night(workspace, cfg, build_research_deps(workspace, cfg, env={}, gateway=gateway), now)
+        outcome = night(workspace, cfg, research_tools(workspace, cfg, env={}), now, gateway=gateway)
     found = findings(outcome)["what is K_FLAT"]
     assert (found["decision"], found["confidence"], found["method"]) == ("keep", 0.8, "code-crossref")
     assert found["claim"]["evidence_ids"][0] == "E1"
@@ -110,7 +111,7 @@ def test_an_injected_comment_never_becomes_the_kept_claim(workspace: Workspace, 
     with respx.mock() as router:
         router.post(LLM_URL).mock(side_effect=ResearchModel(query=lambda q: "K_FLAT", claims=obedient))
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        outcome = night(workspace, cfg, build_research_deps(workspace, cfg, env={}, gateway=gateway), now)
+        outcome = night(workspace, cfg, research_tools(workspace, cfg, env={}), now, gateway=gateway)
     assert findings(outcome)["what is K_FLAT"]["claim"]["text"] == FLAT
 
 
@@ -131,7 +132,7 @@ def test_planted_keys_never_reach_a_file_a_log_or_a_request(
         llm = router.post(LLM_URL).mock(side_effect=model)
         tav = router.post(TAVILY_URL).mock(return_value=tavily(web))
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        deps = build_research_deps(workspace, cfg, env={"TAVILY_API_KEY": "tvly-test-0000000000"}, gateway=gateway)
+        deps = research_tools(workspace, cfg, env={"TAVILY_API_KEY": "tvly-test-0000000000"})
         night(workspace, cfg, deps, now, gateway=gateway)
     assert llm.call_count > 0 and tav.call_count > 0
     bodies = [call.request.content for call in [*llm.calls, *tav.calls]]
@@ -152,7 +153,7 @@ def test_a_tiny_budget_stops_research_cleanly_with_skipped_budget_rows_and_the_d
     with respx.mock(assert_all_called=False) as router:
         llm = router.post(LLM_URL).mock(side_effect=ResearchModel())
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        outcome = night(workspace, cfg, build_research_deps(workspace, cfg, env={}, gateway=gateway), now)
+        outcome = night(workspace, cfg, research_tools(workspace, cfg, env={}), now, gateway=gateway)
     assert llm.call_count == 0
     assert [row["decision"] for row in log_rows(workspace)] == ["skipped_budget"] * 3
     assert all("budget_exceeded" in row["reason"] for row in log_rows(workspace))
@@ -169,8 +170,8 @@ def test_without_keys_no_http_request_is_made(workspace: Workspace, now: datetim
     with respx.mock(assert_all_called=False) as router:
         anything = router.route().mock(return_value=httpx.Response(500))
         gateway = build_gateway(cfg, workspace, env={}, now=lambda: now)
-        deps = build_research_deps(workspace, cfg, env={}, gateway=gateway)
-        assert deps is not None and deps.web is None and deps.chat is None
+        deps = research_tools(workspace, cfg, env={})
+        assert deps is not None and deps.web is None
         outcome = night(workspace, cfg, deps, now, gateway=gateway)
     assert anything.call_count == 0
     assert findings(outcome)["what is K_FLAT"]["decision"] == "keep"
@@ -198,7 +199,7 @@ def test_a_contradiction_is_a_conflict_or_supersedes_with_lineage_and_nothing_is
         tree["src/band.py"] = "# the flat band\n\nK_FLAT = 0.15 # half-width of the flat band, as documented\n"
     cfg = config(sources=("codebase",), codebase_roots=(str(write_repo(tmp_path / "repo", tree)),))
     add_gaps(workspace, now, "what is K_FLAT")
-    outcome = night(workspace, cfg, build_research_deps(workspace, cfg, env={}, gateway=None), now)
+    outcome = night(workspace, cfg, research_tools(workspace, cfg, env={}), now)
     research = outcome.state["summaries"]["research"]  # the night's deep node promoted the kept finding
     archived = list((workspace.insights_dir / "archive").glob("*.md"))
     if files != "independent":

@@ -16,10 +16,10 @@ import httpx
 import pytest
 import respx
 
-from dreaming.agent._research_wiring import build_research_deps
-from dreaming.agent.gateway import build_gateway
+from dreaming.llm.gateway import build_gateway
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import list_gaps
+from dreaming.night import research_tools
 from tests.graph._research_helpers import (
     LLM_ENV,
     LLM_URL,
@@ -102,8 +102,7 @@ def test_a_model_fault_fails_its_gap_and_the_night_keeps_the_others(
     with respx.mock(assert_all_mocked=True) as router:
         router.post(LLM_URL).mock(side_effect=model)
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        outcome = night(workspace, cfg, build_research_deps(workspace, cfg, env={}, gateway=gateway), now,
-                        gateway=gateway)  # fmt: skip
+        outcome = night(workspace, cfg, research_tools(workspace, cfg, env={}), now, gateway=gateway)
     assert model.faulted == 1  # one call failed; the gap's model work stopped there
     assert "diary" in outcome.state["done"]  # the night went on to the end
     found = findings(outcome)

@@ -24,10 +24,9 @@ from pathlib import Path
 
 import respx
 
-from dreaming.agent._research_wiring import GatewayResearchChat
-from dreaming.agent.gateway import BudgetedModels, build_gateway
-from dreaming.agent.run import dream
-from dreaming.graph import ResearchDeps
+from dreaming.llm import build_gateway
+from dreaming.night import dream
+from dreaming.tools.sources import ResearchTools
 from dreaming.memory import Workspace
 from dreaming.tools.codebase import FakeCodebaseSearch
 from tests.graph._research_helpers import LLM_ENV, LLM_URL, ResearchModel, code_hit, config
@@ -62,8 +61,8 @@ def endpoint(request):
 with respx.mock() as router:
     router.post(LLM_URL).mock(side_effect=endpoint)
     gateway = build_gateway(cfg, ws, env=LLM_ENV, now=lambda: now)
-    deps = ResearchDeps(codebase=FakeCodebaseSearch(code), chat=GatewayResearchChat(gateway), read_line=lambda p, n: None)
-    complete = lambda base: replace(base, research=deps, models=BudgetedModels(gateway))
+    deps = ResearchTools(codebase=FakeCodebaseSearch(code), read_line=lambda p, n: None)
+    complete = lambda base: replace(base, research=deps, gateway=gateway)
     asyncio.run(dream(ws, cfg, now=now, make_context=complete))
 """
 

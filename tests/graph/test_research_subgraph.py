@@ -11,14 +11,15 @@ import pytest
 import respx
 from langgraph.errors import GraphRecursionError
 
-from dreaming.agent._research_wiring import GatewayResearchChat, build_research_deps
-from dreaming.agent.gateway import build_gateway
 from dreaming.config import BudgetConfig
-from dreaming.graph import ResearchDeps, build_dream_graph
+from dreaming.graph import build_dream_graph
 from dreaming.graph.build import build_research_graph
+from dreaming.llm import Allowed, Skipped, build_gateway
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
+from dreaming.night import research_tools
 from dreaming.tools.codebase import FakeCodebaseSearch
+from dreaming.tools.sources import ResearchTools
 from tests.graph._research_helpers import (
     LLM_ENV,
     LLM_URL,
@@ -61,7 +62,7 @@ def test_min_recalls_5_spends_nothing_on_a_gap_seen_twice(workspace: Workspace, 
     with respx.mock(assert_all_called=False) as router:
         llm = router.post(LLM_URL).mock(side_effect=ResearchModel())
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        night(workspace, cfg, build_research_deps(workspace, cfg, env={}, gateway=gateway), now, gateway=gateway)
+        night(workspace, cfg, research_tools(workspace, cfg, env={}), now, gateway=gateway)
     assert llm.call_count == 0  # no model spend on a gap recalled twice, under a floor of five
     row = log_rows(workspace)[0]
     assert row["decision"] == "keep" and row["tokens"] == 0  # still researched, on the evidence alone
@@ -71,20 +72,20 @@ def test_min_recalls_5_spends_nothing_on_a_gap_seen_twice(workspace: Workspace, 
 
 
 def test_the_same_gap_is_refused_as_a_duplicate_once_allowed_in_the_run(workspace: Workspace, now: datetime) -> None:
-    gateway = build_gateway(config(), workspace, env=LLM_ENV, now=lambda: now)
-    chat = GatewayResearchChat(gateway)
-    assert chat.candidate_refusal("what is K_FLAT", 1.0, 2) is None
-    again = chat.candidate_refusal("  What is   K_FLAT ", 1.0, 2)
-    assert again is not None and again.startswith("duplicate")
-    assert GatewayResearchChat(gateway).candidate_refusal("what is K_FLAT", 1.0, 2) is None  # a new run forgets
+    guard = build_gateway(config(), workspace, env=LLM_ENV, now=lambda: now).candidates
+    assert isinstance(guard.check("what is K_FLAT", 1.0, 2), Allowed)
+    again = guard.check("  What is   K_FLAT ", 1.0, 2)
+    assert isinstance(again, Skipped) and again.reason == "duplicate"
+    fresh = build_gateway(config(), workspace, env=LLM_ENV, now=lambda: now).candidates
+    assert isinstance(fresh.check("what is K_FLAT", 1.0, 2), Allowed)  # a new run forgets
     # The order of the checks: quality before duplicate.
-    low = chat.candidate_refusal("what is K_FLAT", float("nan"), 2)
-    assert low is not None and low.startswith("low_quality")
+    low = guard.check("what is K_FLAT", float("nan"), 2)
+    assert isinstance(low, Skipped) and low.reason == "low_quality"
 
 
 def test_two_gaps_that_keep_the_same_claim_keep_it_once(workspace: Workspace, now: datetime) -> None:
     hit = code_hit("src/flat.py", 3, FLAT)
-    deps = ResearchDeps(codebase=FakeCodebaseSearch(lambda q: [hit]), read_line=lambda p, n: FLAT)
+    deps = ResearchTools(codebase=FakeCodebaseSearch(lambda q: [hit]), read_line=lambda p, n: FLAT)
     add_gaps(workspace, now, "what is K_FLAT", "K_FLAT value")
     outcome = night(workspace, config(sources=("codebase",)), deps, now)
     decisions = {gap: f["decision"] for gap, f in findings(outcome).items()}
@@ -94,7 +95,7 @@ def test_two_gaps_that_keep_the_same_claim_keep_it_once(workspace: Workspace, no
 
 def test_the_per_gap_tool_call_ceiling_holds(workspace: Workspace, now: datetime) -> None:
     search = FakeCodebaseSearch(lambda q: [code_hit("src/flat.py", 3, FLAT)])
-    deps = ResearchDeps(codebase=search, read_line=lambda p, n: FLAT)
+    deps = ResearchTools(codebase=search, read_line=lambda p, n: FLAT)
     add_gaps(workspace, now, "what is the value of K_FLAT")  # the fixed plan would make two calls
     outcome = night(workspace, config(sources=("codebase",), max_tool_calls_per_gap=1), deps, now)
     assert search.calls == ["what is the value of K_FLAT"]
@@ -104,7 +105,7 @@ def test_the_per_gap_tool_call_ceiling_holds(workspace: Workspace, now: datetime
 def test_the_recursion_limit_is_passed_to_every_invocation(workspace: Workspace, now: datetime) -> None:
     cfg = config(sources=("codebase",))
     cfg = replace(cfg, budget=replace(cfg.budget, recursion_limit=3))
-    deps = ResearchDeps(codebase=FakeCodebaseSearch(lambda q: []), read_line=lambda p, n: None)
+    deps = ResearchTools(codebase=FakeCodebaseSearch(lambda q: []), read_line=lambda p, n: None)
     add_gaps(workspace, now, "what is K_FLAT")
     with pytest.raises(GraphRecursionError):
         night(workspace, cfg, deps, now)
@@ -119,7 +120,7 @@ def test_the_breaker_trips_in_the_middle_of_research(workspace: Workspace, now: 
     with respx.mock(assert_all_called=False) as router:
         llm = router.post(LLM_URL).mock(side_effect=ResearchModel())
         gateway = build_gateway(cfg, workspace, env=LLM_ENV, now=lambda: now)
-        deps = build_research_deps(workspace, cfg, env={}, gateway=gateway)
+        deps = research_tools(workspace, cfg, env={})
         night(workspace, cfg, deps, now, gateway=gateway)
     rows = log_rows(workspace)
     assert 0 < llm.call_count < 4 * len(queries)

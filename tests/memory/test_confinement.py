@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from dreaming.agent.cli import app
+from dreaming.cli import app
 from dreaming.errors import OutsideWorkspaceError
 from dreaming.memory import InputReport, Workspace, append_jsonl, atomic_write_text, check_write_path
 from dreaming.memory.recall import RecallResult, ingest_daily_notes, read_store, record_short_term_recalls
 from dreaming.memory.search import search_memory
-from tests.agent._workspaces import NIGHT, build_verdict_workspace
+from tests._workspaces import NIGHT, build_verdict_workspace
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:

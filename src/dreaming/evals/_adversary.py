@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 
-from dreaming.agent.fake_chat import FakeChatModel, tool_call_answer
+from dreaming.llm.fake import FakeChatModel, tool_call_answer
 from dreaming.memory.research import asked_names, numbers, reads_as_instruction, salient_terms
 
 __all__ = ["AdversarialModel", "adversarial_claims"]

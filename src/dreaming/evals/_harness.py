@@ -21,14 +21,14 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from dreaming.agent import dream, night_context
-from dreaming.agent.gateway import LLMGateway, build_gateway
 from dreaming.config import AutoresearchConfig, BudgetConfig, DreamingConfig
 from dreaming.evals._adversary import AdversarialModel
 from dreaming.evals._score import EvalCase, Scores, load_cases, score_case
 from dreaming.graph import DreamContext
+from dreaming.llm import LLMGateway, build_gateway
 from dreaming.memory import InputReport, Workspace, iter_jsonl
 from dreaming.memory.gaps import record_gap
+from dreaming.night import dream, night_context
 
 __all__ = ["LEDGER_COLUMNS", "append_ledger", "bundled_cases", "corpus_roots", "data_dir", "run_research_eval"]
 

@@ -1,24 +1,20 @@
-"""LangGraph wiring only: state, context, nodes, the built graphs."""
+"""LangGraph wiring: the state, the context, the nodes and the built graphs (the night, the research subgraph)."""
 
 from __future__ import annotations
 
-from dreaming.graph._research_deps import ChatAnswer, ResearchChat, ResearchDeps
-from dreaming.graph.build import build_dream_graph
-from dreaming.graph.context import DreamContext, ModelAccess, NarrateFn, NoModels, ProgressFn, VerifyFn
-from dreaming.graph.research import promote_research
-from dreaming.graph.state import DreamState
+from dreaming.graph.build import build_dream_graph, build_research_graph
+from dreaming.graph.context import DreamContext, ProgressFn
+from dreaming.graph.state import DreamState, jsonable
+from dreaming.graph.verify import VerifyResult, verify_insights, verify_insights_detailed
 
 __all__ = [
-    "ChatAnswer",
     "DreamContext",
     "DreamState",
-    "ModelAccess",
-    "NarrateFn",
-    "NoModels",
     "ProgressFn",
-    "ResearchChat",
-    "ResearchDeps",
-    "VerifyFn",
+    "VerifyResult",
     "build_dream_graph",
-    "promote_research",
+    "build_research_graph",
+    "jsonable",
+    "verify_insights",
+    "verify_insights_detailed",
 ]

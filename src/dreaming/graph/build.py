@@ -1,6 +1,7 @@
 """Build the nightly graph and its research subgraph.
 
-Wiring only: what each node does lives in ``nodes.py``, ``research.py``, ``_research_gap.py`` and ``memory/``.
+Wiring only: what each node does lives in ``nodes.py``, ``research.py``, ``research_gap.py``, ``verify.py`` and
+``memory/``.
 
 ::
 
@@ -25,8 +26,8 @@ from typing import Any
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
-from dreaming.graph import _research_gap as gap
 from dreaming.graph import nodes, research
+from dreaming.graph import research_gap as gap
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
 
@@ -74,7 +75,7 @@ def build_dream_graph() -> StateGraph[DreamState, DreamContext, DreamState, Drea
 def build_research_graph() -> StateGraph[
     gap.GapResearchState, DreamContext, gap.GapResearchState, gap.GapResearchOutput
 ]:
-    """Return the (uncompiled) research subgraph of one gap (see ``_research_gap``)."""
+    """Return the (uncompiled) research subgraph of one gap (see ``research_gap``)."""
     graph = StateGraph(gap.GapResearchState, context_schema=DreamContext, output_schema=gap.GapResearchOutput)
     graph.add_node("budget_research", gap.budget_research, destinations=("research", "discard"), retry_policy=NO_RETRY)
     graph.add_node("research", gap.research, destinations=("validate", "discard"), retry_policy=NO_RETRY)

@@ -1,67 +1,28 @@
-"""What every node receives through the LangGraph runtime context: the clock, the workspace, models and tools.
+"""What every node receives through the LangGraph runtime context: the clock, the workspace, the model and the tools.
 
-The graph layer never builds a model or a tool itself; the entry points (``agent/``) build them and pass them here,
-behind the small protocols below, so tests can pass fakes.
+The graph never builds a model or a tool itself: ``night.py`` builds them from the configuration and the environment
+and hands them in here; tests hand in fakes (``FakeChatModel`` behind a real gateway, the tools' fakes).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from dreaming.config import DreamingConfig
-from dreaming.graph._research_deps import ResearchDeps
+from dreaming.llm import LLMGateway, Skipped
 from dreaming.memory import Workspace
+from dreaming.tools.sources import ResearchTools
 
-__all__ = ["DreamContext", "ModelAccess", "NarrateFn", "NoModels", "ProgressFn", "VerifyFn"]
+__all__ = ["NO_MODEL", "DreamContext", "ProgressFn"]
 
-
-class ModelAccess(Protocol):
-    """The budget's view of the model gateway, as the graph's budget nodes need it."""
-
-    @property
-    def available(self) -> bool:
-        """Whether a model is configured and priced at all."""
-        ...
-
-    def refusal(self, node: str) -> str | None:
-        """Return why a call from ``node`` would be refused now, or None when it may go ahead."""
-        ...
-
-    def report(self) -> Mapping[str, Any]:
-        """Return the run's spend report (JSON-able) for the diary."""
-        ...
-
-
-class NoModels:
-    """The model access of a run with no LLM configured: nothing is ever called."""
-
-    def __init__(self, reason: str = "no LLM configured") -> None:
-        self.reason = reason
-
-    @property
-    def available(self) -> bool:
-        """Return False: there is no model."""
-        return False
-
-    def refusal(self, node: str) -> str | None:
-        """Refuse every call."""
-        return self.reason
-
-    def report(self) -> Mapping[str, Any]:
-        """Return a report that says no model was used."""
-        return {"available": False, "lines": [f"LLM: not used ({self.reason})."]}
-
-
-VerifyFn = Callable[[Sequence[Mapping[str, Any]]], Awaitable[Mapping[str, str]]]
-"""Ask a model about gate-passing verdict insights; return id -> veto reason."""
-NarrateFn = Callable[[str], Awaitable[str | None]]
-"""Turn the night's facts into a short paragraph, or None."""
 ProgressFn = Callable[[str, str], None]
 """``(node, message)``: tells the command line what is happening."""
+NO_MODEL = "no LLM configured"
+"""Why a context without a gateway calls nothing."""
 
 
 def _quiet(node: str, message: str) -> None:
@@ -82,15 +43,29 @@ class DreamContext:
     """Identifier of the run."""
     trigger: str = "run"
     """What started the run: ``run`` (schedule), ``now`` (on demand) or ``eval``."""
-    models: ModelAccess = field(default_factory=NoModels)
-    """Budget-gated model access; ``NoModels`` when none is configured."""
-    verify: VerifyFn | None = None
-    """The LLM verifier of verdict insights, when configured."""
-    narrate: NarrateFn | None = None
-    """The diary narrator, when configured."""
-    research: ResearchDeps | None = None
-    """Research dependencies (tools and chat), when autoresearch is on."""
+    gateway: LLMGateway | None = None
+    """The budgeted model (``llm/``); None, or a gateway that is not ``available``, calls nothing."""
+    research: ResearchTools | None = None
+    """The research tools, when autoresearch is on."""
     clock: Callable[[], float] = time.time
     """A real clock in seconds (epoch), for wall-clock ceilings such as the research deadline."""
     progress: ProgressFn = _quiet
     """Progress reports for the command line."""
+
+    @property
+    def model(self) -> LLMGateway | None:
+        """Return the gateway when a model can be called at all, else None."""
+        return self.gateway if self.gateway is not None and self.gateway.available else None
+
+    def model_refusal(self, node: str) -> str | None:
+        """Return why a call from ``node`` would be refused now (counted in the report, not logged), or None."""
+        if self.gateway is None:
+            return NO_MODEL
+        decision = self.gateway.check(node, log=False)
+        return decision.reason if isinstance(decision, Skipped) else None
+
+    def budget_report(self) -> dict[str, Any]:
+        """Return the run's budget report as JSON-able data with its diary ``lines``."""
+        if self.gateway is None:
+            return {"available": False, "lines": [f"LLM: not used ({NO_MODEL})."]}
+        return self.gateway.report().to_json()

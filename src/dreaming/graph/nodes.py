@@ -1,19 +1,27 @@
-"""The nodes of the nightly graph: each a thin call into ``memory/`` with its dependencies from the context."""
+"""The nodes of the nightly graph: each a thin call into ``memory/`` or the model, its dependencies from the context.
+
+The diary narrative (``[diary] narrative``) is one short model-written paragraph from the night's facts. Without a
+model, or when the budget refuses or the call fails, there is no narrative and the diary keeps its plain factual
+entry. The narrative is prose for people: it is never a promotion source.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from dreaming.graph._convert import jsonable
+from dreaming.errors import BudgetError, ModelCallError
 from dreaming.graph.context import DreamContext
 from dreaming.graph.research import promote_research
-from dreaming.graph.state import DreamState
-from dreaming.memory import DiaryEntry, InputReport, append_diary_entry, diary_sections, record_event
-from dreaming.memory import recall as rp
-from dreaming.memory import verdicts as vp
+from dreaming.graph.state import DreamState, jsonable
+from dreaming.graph.verify import verify_insights
+from dreaming.llm import LLMGateway, filter_candidates
+from dreaming.memory import DiaryEntry, InputReport, append_diary_entry, diary_sections, recall, record_event, verdicts
+from dreaming.prompts import load_prompt
 
 __all__ = [
     "budget_narrative",
@@ -24,7 +32,17 @@ __all__ = [
     "narrative",
     "rem",
     "verify",
+    "write_narrative",
 ]
+
+logger = logging.getLogger(__name__)
+
+NARRATIVE_NODE = "narrative"
+"""The narrator's node name in the ledger and reports."""
+NARRATIVE_MAX_OUTPUT_TOKENS = 200
+"""About 80 words, with room to spare."""
+NARRATIVE_MAX_CHARS = 1200
+"""A runaway answer is cut here."""
 
 
 def _bad(report: InputReport) -> dict[str, Any]:
@@ -36,23 +54,23 @@ def light(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx = runtime.context
     report = InputReport()
     ctx.progress("light", "reviewing verdicts against prices")
-    review = vp.review_verdicts(ctx.workspace, now=ctx.now, report=report)
+    review = verdicts.review_verdicts(ctx.workspace, now=ctx.now, report=report)
     ctx.progress("light", "ingesting matured signals")
-    light_summary = vp.light_sleep_verdicts(ctx.workspace, now=ctx.now, report=report)
+    light_summary = verdicts.light_sleep_verdicts(ctx.workspace, now=ctx.now, report=report)
     ctx.progress("light", "ingesting daily notes and staging recalls")
-    recall = rp.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
-    ingest = recall.ingest
+    staged = recall.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
+    ingest = staged.ingest
     return {
         "done": ["light"],
         "summaries": {
             "verdicts.review": jsonable(review),
             "verdicts.light": jsonable(light_summary),
             "recall.light": {
-                "staged": len(recall.keys),
+                "staged": len(staged.keys),
                 "files_ingested": ingest.files_ingested if ingest else 0,
                 "chunks_recorded": ingest.chunks_recorded if ingest else 0,
                 "outside_workspace": list(ingest.outside_workspace) if ingest else [],
-                "report": ctx.workspace.relative(recall.report_path),
+                "report": ctx.workspace.relative(staged.report_path),
             },
         },
         **_bad(report),
@@ -64,14 +82,14 @@ def rem(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx = runtime.context
     report = InputReport()
     ctx.progress("rem", "scoring verdict x regime buckets")
-    summary = vp.rem_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, report=report)
+    summary = verdicts.rem_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, report=report)
     ctx.progress("rem", "reflecting on recalls")
-    recall = rp.rem_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    truths = recall.rem_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
     return {
         "done": ["rem"],
         "summaries": {
             "verdicts.rem": jsonable(summary),
-            "recall.rem": {"truths": len(recall.keys), "themes": list(recall.themes)},
+            "recall.rem": {"truths": len(truths.keys), "themes": list(truths.themes)},
         },
         **_bad(report),
     }
@@ -81,7 +99,7 @@ def _gate(ctx: DreamContext, node: str, wanted: bool, target: str, skip_to: str)
     """Route to ``target`` when the model may be called for ``node``, else record why and go to ``skip_to``."""
     if not wanted:
         return Command(goto=skip_to)
-    reason = ctx.models.refusal(node)
+    reason = ctx.model_refusal(node)
     if reason is None:
         return Command(goto=target)
     record_event(ctx.workspace.events, "llm.refused", ctx.now, node=node, reason=reason, run_id=ctx.run_id)
@@ -91,18 +109,24 @@ def _gate(ctx: DreamContext, node: str, wanted: bool, target: str, skip_to: str)
 def budget_verify(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:
     """Budget gate before the LLM verifier."""
     ctx = runtime.context
-    wanted = ctx.config.verdicts.llm_verify and ctx.verify is not None
+    wanted = ctx.config.verdicts.llm_verify and ctx.model is not None
     return _gate(ctx, "verify", wanted, "verify", "deep")
 
 
 async def verify(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
-    """Let a model veto gate-passing verdict insights (it can never promote one or change a number)."""
+    """Let a model veto gate-passing verdict insights (it can never promote one or change a number).
+
+    The budget's candidate checks run first: an insight's confidence is its gate score, its recalls its sample size.
+    """
     ctx = runtime.context
-    assert ctx.verify is not None  # routed here only when configured
-    passing = vp.gate_passing(ctx.workspace, ctx.config.verdicts, now=ctx.now)
+    model = ctx.model
+    assert model is not None  # routed here only when a model is available
+    passing = verdicts.gate_passing(ctx.workspace, ctx.config.verdicts, now=ctx.now)
     ctx.progress("verify", f"asking the model about {len(passing)} insights")
-    vetoes = await ctx.verify([{**c.to_json(), "adverse_rate": c.adverse_rate} for c in passing])
-    return {"done": ["verify"], "vetoes": dict(vetoes)}
+    checked = filter_candidates(passing, model.candidates, text=lambda c: c.id, confidence=lambda c: c.score,
+                                recalls=lambda c: c.n)  # fmt: skip
+    vetoes = await verify_insights(model, checked.passed)
+    return {"done": ["verify"], "vetoes": vetoes}
 
 
 def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
@@ -110,7 +134,7 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx = runtime.context
     report = InputReport()
     ctx.progress("deep", "promoting and retiring insights")
-    summary = vp.deep_sleep_verdicts(
+    summary = verdicts.deep_sleep_verdicts(
         ctx.workspace,
         ctx.config.verdicts,
         now=ctx.now,
@@ -119,21 +143,21 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
         report=report,
     )
     ctx.progress("deep", "promoting recalls into MEMORY.md")
-    recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
+    promoted = recall.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
     research = promote_research(state, ctx)
-    vp.write_memory_index(ctx.workspace, now=ctx.now, report=report)
+    verdicts.write_memory_index(ctx.workspace, now=ctx.now, report=report)
     return {
         "done": ["deep"],
         "summaries": {
             "verdicts.deep": jsonable(summary),
-            "recall.deep": _recall_deep(recall),
+            "recall.deep": _recall_deep(promoted),
             **research.get("summaries", {}),
         },
         **_bad(report),
     }
 
 
-def _recall_deep(summary: rp.PromotionSummary) -> dict[str, Any]:
+def _recall_deep(summary: recall.PromotionSummary) -> dict[str, Any]:
     """Keep what the diary needs: the checkpointed state must stay small whatever the store's size."""
     gates: dict[str, int] = {}
     for _, gate in summary.ranking.skipped:
@@ -156,25 +180,44 @@ def _recall_deep(summary: rp.PromotionSummary) -> dict[str, Any]:
 def budget_narrative(state: DreamState, runtime: Runtime[DreamContext]) -> Command[str]:
     """Budget gate before the diary narrator."""
     ctx = runtime.context
-    wanted = ctx.config.diary.narrative and ctx.narrate is not None
+    wanted = ctx.config.diary.narrative and ctx.model is not None
     return _gate(ctx, "narrative", wanted, "narrative", "diary")
 
 
 async def narrative(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Ask the model for one short paragraph about the night's facts."""
     ctx = runtime.context
-    assert ctx.narrate is not None  # routed here only when configured
+    assert ctx.model is not None  # routed here only when a model is available
     facts = "\n".join(
-        f"{s.title}: " + "; ".join(s.lines) for s in diary_sections(state, ctx.models.report()) if s.lines
+        f"{s.title}: " + "; ".join(s.lines) for s in diary_sections(state, ctx.budget_report()) if s.lines
     )
-    text = await ctx.narrate(facts)
-    return {"done": ["narrative"], "narrative": text}
+    return {"done": ["narrative"], "narrative": await write_narrative(ctx.model, facts)}
+
+
+async def write_narrative(gateway: LLMGateway, facts: str) -> str | None:
+    """Return one paragraph written from ``facts``, or None (no model, refused, failed, or empty answer)."""
+    if not gateway.available or not facts.strip():
+        return None
+    messages = [SystemMessage(load_prompt("narrative")), HumanMessage(f"Facts of tonight's run:\n{facts.strip()}")]
+    try:
+        reply = await gateway.ainvoke(messages, node=NARRATIVE_NODE, max_output_tokens=NARRATIVE_MAX_OUTPUT_TOKENS)
+    except BudgetError as exc:
+        logger.info("no diary narrative: the budget refused (%s)", exc.reason)
+        return None
+    except ModelCallError as exc:  # the factual entry is always written; a failed narrative only loses prose
+        logger.warning("no diary narrative: the call failed (%s)", exc.reason)
+        gateway.log_event("llm.narrative_failed", error=exc.reason)
+        return None
+    paragraph = " ".join(reply.text.split())
+    if len(paragraph) > NARRATIVE_MAX_CHARS:
+        paragraph = paragraph[:NARRATIVE_MAX_CHARS].rsplit(" ", 1)[0] + "…"
+    return paragraph or None
 
 
 def diary(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Write the night's DREAMS.md entry and the run-finished event."""
     ctx = runtime.context
-    report = ctx.models.report()
+    report = ctx.budget_report()
     entry = DiaryEntry(
         run_id=ctx.run_id,
         now=ctx.now,

@@ -1,18 +1,45 @@
-"""The state of one night's graph: JSON-able values only, merged by reducers."""
+"""The state of one night's graph: JSON-able values only, merged by reducers; :func:`jsonable` makes them so."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import operator
+from collections.abc import Mapping
+from datetime import date, datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 from typing_extensions import TypedDict
 
-__all__ = ["DreamState", "merge_dicts"]
+__all__ = ["DreamState", "jsonable", "merge_dicts"]
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
     """Merge two mappings, the right one winning (used for per-node summaries)."""
     return {**(left or {}), **(right or {})}
+
+
+def jsonable(value: Any) -> Any:
+    """Return ``value`` as plain dicts, lists, strings and numbers."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if not f.name.startswith("_")
+        }
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [jsonable(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return value.as_posix()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 class DreamState(TypedDict, total=False):

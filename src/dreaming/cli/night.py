@@ -1,0 +1,281 @@
+"""``dreaming init``, ``run``, ``now``, ``status``, ``schedule``, ``eval`` and ``insights``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.status import Status
+
+from dreaming.cli.options import (
+    EXIT_BUDGET,
+    EXIT_LOCK_BUSY,
+    EXIT_USAGE,
+    JsonOption,
+    NowOption,
+    WorkspaceOption,
+    console,
+    err_console,
+    open_workspace,
+    parse_now,
+    print_json,
+    refused_writes,
+)
+from dreaming.config import DreamingConfig
+from dreaming.errors import LockBusyError
+from dreaming.graph import jsonable
+from dreaming.llm.report import read_budget_status
+from dreaming.memory import (
+    ConsolidationLock,
+    DiaryEntry,
+    Workspace,
+    diary_sections,
+    init_workspace,
+    render_diary_entry,
+)
+from dreaming.memory.gaps import list_gaps
+from dreaming.memory.verdicts import load_prior_insights
+from dreaming.night import RunOutcome, dream, night_context
+
+__all__ = ["register"]
+
+
+def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> None:
+    ws, config = open_workspace(workspace)
+    now = parse_now(now_text)
+    quiet = as_json or not console.is_terminal
+    status = None if quiet else Status("dreaming...", console=err_console)
+    if status is not None:
+        status.start()
+
+    def progress(node: str, message: str) -> None:
+        if status is not None:
+            status.update(f"[bold]{node}[/]: {message}")
+
+    try:
+        with refused_writes():
+            outcome = asyncio.run(
+                dream(
+                    ws, config, now=now, trigger=trigger, make_context=night_context(env=os.environ, progress=progress)
+                )
+            )
+    except LockBusyError as exc:
+        if status is not None:
+            status.stop()
+        err_console.print(f"[red]busy:[/] {exc}")
+        raise typer.Exit(EXIT_LOCK_BUSY) from exc
+    finally:
+        if status is not None:
+            status.stop()
+    _report(outcome, ws, as_json)
+    if budget_exhausted_before_any_work(outcome.state):
+        raise typer.Exit(EXIT_BUDGET)
+
+
+def budget_exhausted_before_any_work(state: dict[str, Any]) -> bool:
+    """Return True when model work was wanted but the budget refused all of it (exit code 4).
+
+    The deterministic phases still ran and the diary entry is written; the code tells a scheduler that the LLM
+    part of the night could not happen.
+    """
+    budget = (state.get("summaries") or {}).get("budget") or {}
+    refused = any(h.get("reason") == "budget_exceeded" for h in state.get("halts") or [])
+    refused = refused or bool((budget.get("refusals") or {}).get("budget_exceeded"))
+    return bool(budget.get("available")) and refused and not budget.get("calls_made") and not budget.get("cache_hits")
+
+
+def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
+    state = outcome.state
+    if as_json:
+        print_json(
+            {
+                "run_id": outcome.run_id,
+                "resumed": outcome.resumed,
+                "notes": outcome.notes,
+                "done": state.get("done", []),
+                "halts": state.get("halts", []),
+                "bad_input_count": state.get("bad_input_count", 0),
+                "bad_input": state.get("bad_input", []),
+                "summaries": state.get("summaries", {}),
+                "files": {"memory": str(ws.memory_md), "diary": str(ws.dreams_md), "insights": str(ws.insights_dir)},
+            }
+        )
+        return
+    for note in outcome.notes:
+        err_console.print(f"[yellow]note:[/] {note}")
+    summaries = state.get("summaries") or {}
+    entry = DiaryEntry(
+        run_id=outcome.run_id,
+        now=datetime.fromisoformat(state["now"]),
+        narrative=state.get("narrative"),
+        sections=diary_sections(state, summaries.get("budget") or {}),
+    )
+    console.print(render_diary_entry(entry), markup=False, highlight=False, soft_wrap=True)
+    console.print(f"MEMORY.md: {ws.memory_md}\nDREAMS.md: {ws.dreams_md}\ninsights:  {ws.insights_dir}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add init, run, now, status, schedule, eval and insights to ``app``."""
+
+    @app.command()
+    def init(workspace: WorkspaceOption = Path(".")) -> None:
+        """Make a folder a workspace: MEMORY.md, memory/ and memory/.dreams/ (nothing that exists is changed)."""
+        ws = Workspace.at(workspace)
+        if ws.root.exists() and not ws.root.is_dir():
+            err_console.print(f"[red]error:[/] workspace {ws.root} is not a folder")
+            raise typer.Exit(EXIT_USAGE)
+        with refused_writes():
+            created = init_workspace(ws)
+        what = ", ".join(created) if created else "nothing to create"
+        console.print(f"workspace {ws.root}: {what}", markup=False, highlight=False)
+
+    @app.command()
+    def run(workspace: WorkspaceOption = Path("."), now: NowOption = None, json_out: JsonOption = False) -> None:
+        """Dream one full night (the nightly job)."""
+        _run(workspace, now, json_out, "run")
+
+    @app.command("now")
+    def now_cmd(workspace: WorkspaceOption = Path("."), now: NowOption = None, json_out: JsonOption = False) -> None:
+        """Dream now, on demand (chat-triggered "dream now")."""
+        _run(workspace, now, json_out, "now")
+
+    @app.command()
+    def status(workspace: WorkspaceOption = Path("."), json_out: JsonOption = False) -> None:
+        """Show the last run, store sizes, the lock holder, budget state and open gaps."""
+        ws, config = open_workspace(workspace)
+        info = workspace_status(ws, config, parse_now(None))
+        if json_out:
+            print_json(info)
+            return
+        last = info["last_run"] or {}
+        out = [
+            f"workspace: {info['workspace']}",
+            f"last run:  {last.get('run_id', 'never')} at {last.get('at', '-')}",
+            f"lock:      {info['lock']}",
+            f"insights:  {info['insights']} active",
+            *(f"budget:    {line}" for line in info["budget"]["lines"]),
+            f"gaps:      {len(info['open_gaps'])} open, {len(info['backlog_gaps'])} in the backlog (need you)",
+            *(
+                f"  - {g['query']!r} x{g['count']} ({g['type']}, {g['attempts']} attempts)"
+                for g in info["open_gaps"][:10]
+            ),
+            "state files:",
+            *(f"  {name}: {size:,} bytes" for name, size in info["state_files"].items()),
+        ]
+        console.print("\n".join(out), markup=False, highlight=False, soft_wrap=True)
+
+    @app.command()
+    def schedule(workspace: WorkspaceOption = Path(".")) -> None:
+        """Print the crontab lines that run this workspace's nightly job (``[schedule] cron``, in its timezone)."""
+        ws, config = open_workspace(workspace)
+        typer.echo(crontab_lines(ws, config, python=sys.executable))
+
+    @app.command("eval")
+    def eval_cmd(
+        dataset: Annotated[Path | None, typer.Option(help="Cases (JSONL); default: the bundled research set.")] = None,
+        corpus: Annotated[Path | None, typer.Option(help="Codebase researched; default: the bundled corpus.")] = None,
+        category: Annotated[list[str] | None, typer.Option(help="Only cases of this category (repeatable).")] = None,
+        ledger: Annotated[Path | None, typer.Option(help="Append a row per run to this results.tsv.")] = None,
+        online: Annotated[bool, typer.Option(help="Also run with OPENAI_API_KEY / TAVILY_API_KEY if set.")] = False,
+        adversarial: Annotated[bool, typer.Option(help="Also run the scripted adversarial model.")] = False,
+        now: NowOption = None,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Replay recorded knowledge gaps over real code and score what research kept, by its content."""
+        from dreaming.evals import bundled_cases, load_cases, render_table, run_research_eval
+        from dreaming.evals._adversary import AdversarialModel
+
+        cases = load_cases([dataset]) if dataset is not None else bundled_cases()
+        if category:
+            cases = [c for c in cases if c.category in category]
+        at = parse_now(now)
+        runs = [asyncio.run(run_research_eval(now=at, env={}, cases=cases, corpus=corpus, ledger=ledger))]
+        if online and os.environ.get("OPENAI_API_KEY"):
+            runs.append(asyncio.run(run_research_eval(now=at, env=os.environ, cases=cases, corpus=corpus,
+                                                      ledger=ledger, label="model")))  # fmt: skip
+        if adversarial:
+            runs.append(asyncio.run(run_research_eval(now=at, env={}, cases=cases, corpus=corpus, ledger=ledger,
+                                                      label="adversarial", model=AdversarialModel())))  # fmt: skip
+        if json_out:
+            print_json({"runs": [{**run.summary(), "results": [r.to_json() for r in run.results]} for run in runs]})
+        else:
+            typer.echo(render_table(runs))
+
+    @app.command()
+    def insights(
+        workspace: WorkspaceOption = Path("."),
+        asset: Annotated[str | None, typer.Option(help="Only insights about this asset.")] = None,
+        regime: Annotated[str | None, typer.Option(help="Only insights about this regime.")] = None,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Print the insights an agent should see next (what load_prior_insights returns)."""
+        ws, _ = open_workspace(workspace)
+        prior = load_prior_insights(ws, asset=asset, regime=regime)
+        if json_out:
+            rows = [
+                {"id": i.id, "title": i.title, "path": ws.relative(i.path), **jsonable(dict(i.front))}
+                for i in prior.insights
+            ]
+            print_json({"insights": rows, "text": prior.text})
+            return
+        console.print(prior.text or "No active insights.", markup=False, highlight=False, soft_wrap=True)
+
+
+def _files(ws: Workspace) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    if ws.state_dir.is_dir():
+        for path in sorted(ws.state_dir.iterdir()):
+            if path.is_file():
+                sizes[path.name] = path.stat().st_size
+    return sizes
+
+
+def _last_run(ws: Workspace) -> dict[str, Any] | None:
+    try:
+        with ws.events.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 256 * 1024))
+            tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(tail):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "run.finished":
+            return event
+    return None
+
+
+def crontab_lines(ws: Workspace, config: DreamingConfig, *, python: str) -> str:
+    """Return crontab lines for the nightly job; ``CRON_TZ`` makes cron read the expression in the workspace's zone."""
+    log = ws.state_dir / "nightly.log"
+    command = f"{shlex.quote(python)} -m dreaming run --workspace {shlex.quote(str(ws.root))}"
+    return f"CRON_TZ={config.timezone}\n{config.schedule.cron} {command} >> {shlex.quote(str(log))} 2>&1"
+
+
+def workspace_status(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
+    """Return what ``dreaming status`` shows, as JSON-able data (reading it changes nothing on disk)."""
+    holder = ConsolidationLock(ws.lock_file).holder() if ws.lock_file.exists() else ""
+    budget = read_budget_status(ws, config, now)
+    open_gaps = list_gaps(ws, status="open", now=now)
+    backlog = list_gaps(ws, status="backlog", now=now)
+    return {
+        "workspace": str(ws.root),
+        "last_run": _last_run(ws),
+        "lock": holder or "free",
+        "state_files": _files(ws),
+        "insights": len(list(ws.insights_dir.glob("*.md"))) if ws.insights_dir.is_dir() else 0,
+        "budget": {**jsonable(budget), "lines": [line.removeprefix("- ") for line in budget.lines()]},
+        "open_gaps": [{"query": g.query, "count": g.count, "type": g.type, "attempts": g.attempts} for g in open_gaps],
+        "backlog_gaps": [g.query for g in backlog],
+    }

@@ -1,0 +1,47 @@
+"""The budgeted model: the ONE gateway to an LLM, the budget it enforces, pricing, the request cache and the report.
+
+Below ``graph/``: the graph holds an :class:`LLMGateway` in its context and calls it directly. Tests and evals hand in
+:class:`FakeChatModel` (a chat model that reports usage) through ``build_gateway(..., model_factory=...)``.
+
+::
+
+    gateway.py  check -> cache -> reserve (write-ahead) -> call -> settle; LLMReply
+    budget.py   the typed decision Allowed | Skipped and the candidate checks (budget -> quality -> duplicate)
+    ledger.py   the sliding-window spend ledger with reservations and the latched breaker
+    pricing.py  the dated price table, offline token counting, the cost of usage
+    cache.py    identical requests answered once
+    report.py   the run's account (BudgetReport) and the ledger's (BudgetStatus)
+    fake.py     FakeChatModel
+"""
+
+from __future__ import annotations
+
+from dreaming.llm.budget import Allowed, CandidateGuard, Decision, Skipped, SkipReason, filter_candidates
+from dreaming.llm.fake import FakeChatModel, tool_call_answer
+from dreaming.llm.gateway import LLMGateway, LLMReply, build_gateway
+from dreaming.llm.ledger import BudgetLedger, LedgerEntry
+from dreaming.llm.pricing import PriceTable, cost_usd, count_message_tokens, load_price_table
+from dreaming.llm.report import BudgetReport, BudgetStatus, read_budget_status
+
+__all__ = [
+    "Allowed",
+    "BudgetLedger",
+    "BudgetReport",
+    "BudgetStatus",
+    "CandidateGuard",
+    "Decision",
+    "FakeChatModel",
+    "LLMGateway",
+    "LLMReply",
+    "LedgerEntry",
+    "PriceTable",
+    "SkipReason",
+    "Skipped",
+    "build_gateway",
+    "cost_usd",
+    "count_message_tokens",
+    "filter_candidates",
+    "load_price_table",
+    "read_budget_status",
+    "tool_call_answer",
+]

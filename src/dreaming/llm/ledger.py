@@ -1,0 +1,395 @@
+"""The spend ledger and the cost breaker (spec/budget.md), written ahead of every model call.
+
+``memory/.dreams/dreaming-budget.json`` holds the entries of the current window, version 3::
+
+    {"version": 3, "entries": [{"id", "reserved", "at": ISO, "model", "node", "gap", "input_tokens",
+                                "output_tokens", "cached_tokens", "cost_usd", "estimated", "cache_hit",
+                                "over_output_cap"}, ...]}
+
+``over_output_cap`` (written only when true, read as false when absent) flags a reply whose reported completion tokens
+passed the output cap the request carried: it is recorded at that real usage, not at the estimate.
+
+Write-ahead: before a request leaves, :meth:`BudgetLedger.reserve` writes its estimated cost as an entry with
+``reserved: true`` (atomic, fsynced); the reply settles it (:meth:`~BudgetLedger.settle`), replacing that entry
+(same ``id``) with the usage the API reported. A reservation that a crash left unsettled counts in the window at its
+estimate until it ages out like any entry, so killing a run mid-call can never hide the spend of the request it sent.
+
+The window is truly sliding: the spend is the sum of the entries (reservations included) newer than ``now - window``,
+and each entry ages out on its own (PR #65589's window was tumbling: it reset the whole sum at expiry). The breaker
+trips when the spend reaches the cap (``>=``) and stays tripped for the life of the ledger object, that is, the run
+(latched). A new run starts tripped while the window's spend is still at or over the cap.
+
+The bound: :meth:`~BudgetLedger.reserve` checks and writes under one lock (calls run concurrently in a run), and
+refuses a call whose estimate would take the window's spend plus every reservation past the cap. So the recorded
+spend (settled costs plus outstanding estimates) never passes the cap, whatever is killed when. The money billed can
+pass it only by what calls cost beyond their estimates (a provider counting more prompt tokens than tiktoken, or
+ignoring the output cap): the "cap + one call's estimate" margin of the spec is that slack, not room for one more call.
+
+Fail closed: a ledger that is unreadable or of an unexpected shape is moved aside and the run starts tripped, because
+losing the spend record must not unlock spending. Versions are compared by exact type (``true`` and ``1.0`` are not
+version 1); a version-1 file carrying ``entries``, unknown keys, entries that do not parse, negative or non-finite
+numbers, duplicate ids: all unusable. A missing ledger starts empty.
+
+Migrations (the file is rewritten as version 3 at its first write; reading never writes):
+
+- 1 -> 3: PR #65589's version 1 file ``{version: 1, windowStartMs, accumulatedCostUsd, sessionsSpawned}`` only knows a
+  total, not when each call happened. It becomes one settled, estimated entry (id ``v1-0``) of
+  ``accumulatedCostUsd`` stamped with the file's modification time (the moment of its last recorded call), which is
+  the latest the spend can have happened, so the migrated spend stays in the window as long as it possibly could.
+- 2 -> 3: version 2 entries had no ``id`` nor ``reserved`` (version 2 recorded a call only once answered): each
+  becomes a settled entry with id ``v2-<index>``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import secrets
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from dreaming.config import BudgetConfig
+from dreaming.llm.budget import Allowed, Decision, Skipped
+from dreaming.memory import atomic_write_json, move_aside, read_state
+
+__all__ = ["LEDGER_VERSION", "BudgetLedger", "LedgerEntry", "new_entry_id"]
+
+logger = logging.getLogger(__name__)
+
+LEDGER_VERSION = 3
+"""Version 1 was PR #65589's tumbling-window total, version 2 had no reservations; see the module docstring."""
+_READABLE_VERSIONS = (1, 2, LEDGER_VERSION)
+_V1_KEYS = frozenset({"version", "windowStartMs", "accumulatedCostUsd", "sessionsSpawned"})
+_V2_ENTRY_KEYS = frozenset(
+    {"at", "model", "node", "gap", "input_tokens", "output_tokens", "cached_tokens", "cost_usd", "estimated",
+     "cache_hit"}
+)  # fmt: skip
+_V3_ENTRY_KEYS = _V2_ENTRY_KEYS | {"id", "reserved"}
+
+
+def new_entry_id() -> str:
+    """Return a fresh entry id (16 random hex digits)."""
+    return secrets.token_hex(8)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class LedgerEntry:
+    """One model call (a reservation or its settlement) or cache hit, as recorded in the ledger."""
+
+    at: datetime
+    """When the call was reserved (a reservation) or finished (timezone-aware)."""
+    model: str
+    """Model name, as priced."""
+    node: str
+    """Graph node (or caller) that made the call."""
+    gap: str | None = None
+    """Knowledge gap the call worked on, if any."""
+    input_tokens: int = 0
+    """Prompt tokens, as reported by the API (or estimated)."""
+    output_tokens: int = 0
+    """Completion tokens, as reported by the API (or estimated)."""
+    cached_tokens: int = 0
+    """Part of ``input_tokens`` the provider served from its prompt cache."""
+    cost_usd: float = 0.0
+    """Priced cost; 0 for a cache hit."""
+    estimated: bool = False
+    """True when the cost is the pre-call estimate (a reservation, no usage reported, or a failed call)."""
+    cache_hit: bool = False
+    """True when the answer came from dreaming's own cache of identical requests (no call was made)."""
+    reserved: bool = False
+    """True while the call is in flight (or was when a crash stopped the run): the estimate, written before the
+    request left. Its settlement replaces it under the same ``id``."""
+    id: str = field(default_factory=new_entry_id)
+    """Names the call; a settlement keeps its reservation's id."""
+    over_output_cap: bool = False
+    """True when the reply reported more completion tokens than the output cap sent (the server ignored it)."""
+
+    def __post_init__(self) -> None:
+        if self.at.tzinfo is None:
+            raise ValueError("ledger times must be timezone-aware")
+        if isinstance(self.cost_usd, bool) or not isinstance(self.cost_usd, (int, float)):
+            raise ValueError(f"cost_usd must be a number, got {self.cost_usd!r}")
+        if not math.isfinite(self.cost_usd) or self.cost_usd < 0:
+            raise ValueError(f"cost_usd must be a finite non-negative number, got {self.cost_usd!r}")
+        for name in ("input_tokens", "output_tokens", "cached_tokens"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        for name in ("estimated", "cache_hit", "reserved", "over_output_cap"):
+            if type(getattr(self, name)) is not bool:
+                raise ValueError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        for name in ("model", "node", "id"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"{name} must be a non-empty string, got {getattr(self, name)!r}")
+        if self.gap is not None and not isinstance(self.gap, str):
+            raise ValueError(f"gap must be a string or null, got {self.gap!r}")
+        if self.reserved and (self.cache_hit or not self.estimated):
+            raise ValueError("a reservation is an estimate of a real call")
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the stored form (version 3)."""
+        row = asdict(self)
+        row["at"] = self.at.isoformat()
+        if not self.over_output_cap:
+            del row["over_output_cap"]  # written only when set: most entries never carry it
+        return row
+
+    @classmethod
+    def from_json(cls, row: Mapping[str, Any], *, version: int = LEDGER_VERSION, index: int = 0) -> LedgerEntry:
+        """Parse the stored form of ``version`` (2 or 3); a version 2 row gets the id ``v2-<index>``.
+
+        Raises:
+            ValueError: a key is missing or unexpected, or a value has the wrong type or is out of range.
+        """
+        expected = _V3_ENTRY_KEYS if version == LEDGER_VERSION else _V2_ENTRY_KEYS
+        if set(row) - {"over_output_cap"} != expected:  # the flag is written only when set
+            raise ValueError(f"ledger entry keys {sorted(row)} are not those of version {version}")
+        at = row["at"]
+        if not isinstance(at, str):
+            raise ValueError(f"ledger entry time is not a string: {at!r}")
+        extra: dict[str, Any] = {"id": f"v2-{index}"}
+        if version == LEDGER_VERSION:
+            extra = {"id": row["id"], "reserved": row["reserved"]}
+        if "over_output_cap" in row:
+            extra["over_output_cap"] = row["over_output_cap"]
+        try:
+            return cls(
+                at=datetime.fromisoformat(at),
+                model=row["model"],
+                node=row["node"],
+                gap=row["gap"],
+                input_tokens=row["input_tokens"],
+                output_tokens=row["output_tokens"],
+                cached_tokens=row["cached_tokens"],
+                cost_usd=row["cost_usd"],
+                estimated=row["estimated"],
+                cache_hit=row["cache_hit"],
+                **extra,
+            )
+        except TypeError as exc:
+            raise ValueError(f"invalid ledger entry {row!r}: {exc}") from exc
+
+
+def parse_ledger(data: Any, *, modified_at: datetime) -> list[LedgerEntry]:
+    """Return the entries of a decoded ledger file of any readable version (migrated to version 3).
+
+    Raises:
+        ValueError: the document is not a ledger of a readable version and shape (see the module docstring).
+    """
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    version = data.get("version")
+    if type(version) is not int or version not in _READABLE_VERSIONS:  # True == 1 == 1.0: compare the type first
+        raise ValueError(f"unknown version {version!r}")
+    if version == 1:
+        return _migrate_v1(data, modified_at=modified_at)
+    if set(data) != {"version", "entries"}:
+        raise ValueError(f"unexpected keys for version {version}: {sorted(data)}")
+    rows = data["entries"]
+    if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+        raise ValueError("'entries' is not a list of objects")
+    entries = [LedgerEntry.from_json(row, version=version, index=i) for i, row in enumerate(rows)]
+    if len({entry.id for entry in entries}) != len(entries):
+        raise ValueError("two ledger entries share an id")
+    return entries
+
+
+def _migrate_v1(data: Mapping[str, Any], *, modified_at: datetime) -> list[LedgerEntry]:
+    if not set(data) <= _V1_KEYS or "accumulatedCostUsd" not in data:
+        raise ValueError(f"not a version 1 ledger: keys {sorted(data)}")
+    total = data["accumulatedCostUsd"]
+    if isinstance(total, bool) or not isinstance(total, (int, float)) or not math.isfinite(total) or total < 0:
+        raise ValueError(f"version 1 accumulatedCostUsd is not a non-negative number: {total!r}")
+    if total == 0:
+        return []
+    return [
+        LedgerEntry(
+            at=modified_at, model="unknown", node="migrated-v1", cost_usd=float(total), estimated=True, id="v1-0"
+        )
+    ]
+
+
+class BudgetLedger:
+    """The window's entries, the breaker and its latch, for one run.
+
+    Create with :meth:`load`. Every change (:meth:`reserve`, :meth:`settle`, :meth:`release`, :meth:`record`)
+    writes the file atomically before it returns, under a lock shared by the run's concurrent calls.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        config: BudgetConfig,
+        *,
+        entries: Iterable[LedgerEntry] = (),
+        fail_closed: str | None = None,
+    ) -> None:
+        self.path = path
+        self._config = config
+        self._entries = list(entries)
+        self._lock = threading.RLock()
+        self._tripped: str | None = f"ledger unusable, failing closed: {fail_closed}" if fail_closed else None
+        self.problem = fail_closed
+        """Why the stored ledger could not be used, if it could not."""
+        self.moved_aside: Path | None = None
+        """Where an unusable ledger file was moved."""
+
+    @classmethod
+    def load(cls, path: Path, config: BudgetConfig, *, now: datetime) -> BudgetLedger:
+        """Read the ledger; a missing one starts empty, an unusable one is moved aside and starts tripped."""
+        state = read_state(path, versions=_READABLE_VERSIONS, now=now)
+        if state.data is None:
+            ledger = cls(path, config, fail_closed=state.problem)
+            ledger.moved_aside = state.moved_aside
+            return ledger
+        try:
+            modified_at = min(datetime.fromtimestamp(path.stat().st_mtime, UTC), now)
+            entries = parse_ledger(state.data, modified_at=modified_at)
+        except (ValueError, OSError) as exc:
+            ledger = cls(path, config, fail_closed=str(exc))
+            ledger.moved_aside = move_aside(path, now)
+            return ledger
+        return cls(path, config, entries=entries)
+
+    @classmethod
+    def peek(cls, path: Path, config: BudgetConfig, *, now: datetime) -> BudgetLedger:
+        """Read the ledger without changing anything on disk (for ``dreaming status``).
+
+        An unusable file gives a tripped ledger whose ``problem`` says why; it is left where it is.
+        """
+        try:
+            raw = path.read_bytes()
+        except FileNotFoundError:
+            return cls(path, config)
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            modified_at = min(datetime.fromtimestamp(path.stat().st_mtime, UTC), now)
+            return cls(path, config, entries=parse_ledger(data, modified_at=modified_at))
+        except (ValueError, UnicodeDecodeError, OSError) as exc:
+            return cls(path, config, fail_closed=str(exc))
+
+    @property
+    def config(self) -> BudgetConfig:
+        """The limits this ledger enforces."""
+        return self._config
+
+    @property
+    def entries(self) -> tuple[LedgerEntry, ...]:
+        """Every entry held (a copy: entries are immutable)."""
+        return tuple(self._entries)
+
+    def window_start(self, now: datetime) -> datetime:
+        """Return the instant before which entries no longer count."""
+        return now - timedelta(minutes=self._config.window_minutes)
+
+    def entries_in_window(self, now: datetime) -> tuple[LedgerEntry, ...]:
+        """Entries newer than ``now - window`` (entries stamped in the future count too: clocks drift)."""
+        start = self.window_start(now)
+        return tuple(entry for entry in self._entries if entry.at > start)
+
+    def spend_in_window(self, now: datetime) -> float:
+        """Sum of the costs of the entries in the window, reservations (at their estimate) included."""
+        return math.fsum(entry.cost_usd for entry in self.entries_in_window(now))
+
+    def reserved_in_window(self, now: datetime) -> float:
+        """Return the part of :meth:`spend_in_window` held by reservations: calls in flight, or lost to a crash."""
+        return math.fsum(entry.cost_usd for entry in self.entries_in_window(now) if entry.reserved)
+
+    @property
+    def tripped_reason(self) -> str | None:
+        """Why the breaker is latched, or None while it has not tripped."""
+        return self._tripped
+
+    def is_tripped(self, now: datetime) -> bool:
+        """Return True when LLM work must stop; once True it stays True for this ledger object (the run)."""
+        if self._tripped is None:
+            spend = self.spend_in_window(now)
+            if spend >= self._config.max_cost_usd:
+                self._tripped = f"spend ${spend:.4f} in the last {self._config.window_minutes:g} min reached the cap"
+                self._tripped += f" ${self._config.max_cost_usd:g}"
+                logger.warning("dreaming budget exceeded: %s", self._tripped)
+        return self._tripped is not None
+
+    def latch(self, reason: str) -> None:
+        """Trip the breaker for the rest of the run (no-op when already tripped)."""
+        if self._tripped is None:
+            self._tripped = reason
+            logger.warning("dreaming budget exceeded: %s", reason)
+
+    def reserve(self, reservation: LedgerEntry, *, now: datetime) -> Decision:
+        """Write ``reservation`` ahead of its request if its estimate fits under the cap, as one atomic step.
+
+        Refused (``budget_exceeded``, and the breaker latched for the run) when the breaker is tripped or when the
+        window's spend, reservations included, plus this estimate would pass the cap. Only an :class:`Allowed`
+        reservation is on disk (fsynced) when this returns; then the request may leave.
+
+        Raises:
+            ValueError: ``reservation`` is not marked ``reserved``.
+            OSError: the ledger could not be written (then nothing is reserved and the call must not be made).
+        """
+        if not reservation.reserved:
+            raise ValueError("reserve() takes a reservation")
+        with self._lock:
+            if self.is_tripped(now):
+                return Skipped(reason="budget_exceeded", detail=self._tripped or "")
+            spend = self.spend_in_window(now)
+            cap = self._config.max_cost_usd
+            if spend + reservation.cost_usd > cap:
+                detail = (
+                    f"window spend ${spend:.4f} (${self.reserved_in_window(now):.4f} of it reserved by calls in flight"
+                    f" or lost) + this call's estimate ${reservation.cost_usd:.4f} would pass the cap ${cap:g}"
+                )
+                self.latch(detail)
+                return Skipped(reason="budget_exceeded", detail=detail)
+            self._commit([*self._entries, reservation], now=now)
+            return Allowed()
+
+    def settle(self, entry: LedgerEntry, *, now: datetime) -> None:
+        """Replace the reservation with ``entry``'s id by ``entry`` (what the call cost), and write the file.
+
+        A reservation no longer held (it aged out during a very long call) is settled by adding ``entry``.
+        """
+        if entry.reserved:
+            raise ValueError("settle() takes a settled entry")
+        with self._lock:
+            kept = [e for e in self._entries if e.id != entry.id]
+            self._commit([*kept, entry], now=now)
+
+    def release(self, reservation: LedgerEntry, *, now: datetime) -> None:
+        """Drop a reservation whose request provably never left (the connection was refused), and write the file."""
+        with self._lock:
+            self._commit([e for e in self._entries if not (e.reserved and e.id == reservation.id)], now=now)
+
+    def record(self, entry: LedgerEntry, *, now: datetime) -> None:
+        """Add ``entry`` (a settled call or a cache hit), drop aged entries, write the file, re-check the breaker."""
+        with self._lock:
+            self._commit([*self._entries, entry], now=now)
+
+    def _commit(self, entries: list[LedgerEntry], *, now: datetime) -> None:
+        start = self.window_start(now)
+        aged = [e for e in entries if e.at <= start]
+        if aged:
+            # Upstream reset the sum silently at window expiry; say what aged out.
+            logger.info(
+                "%d ledger entries ($%.4f) aged out of the %g-minute window",
+                len(aged),
+                math.fsum(e.cost_usd for e in aged),
+                self._config.window_minutes,
+            )
+            entries = [e for e in entries if e.at > start]
+        self._write(entries)
+        self._entries = entries  # only once on disk: a failed write changes nothing
+        self.is_tripped(now)
+
+    def save(self) -> None:
+        """Write the held entries (version 3), atomically and fsynced; identical bytes are not rewritten."""
+        with self._lock:
+            self._write(self._entries)
+
+    def _write(self, entries: list[LedgerEntry]) -> None:
+        atomic_write_json(self.path, {"version": LEDGER_VERSION, "entries": [entry.to_json() for entry in entries]})

@@ -1,0 +1,282 @@
+"""One night: take the lock, resume a crashed run if there is one, build the context, invoke the graph, clean up.
+
+Used by the schedule (``dreaming run``), the chat-triggered "dream now" (``dreaming now``) and the eval harness.
+:func:`night_context` is the only place where configuration and environment become live objects (the budgeted model,
+the research tools, progress reporting); the graph receives them through its runtime context.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import sqlite3
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.pregel import Pregel
+
+from dreaming.config import DreamingConfig
+from dreaming.graph import DreamContext, ProgressFn, build_dream_graph
+from dreaming.llm import LLMGateway, build_gateway
+from dreaming.memory import (
+    ConsolidationLock,
+    Workspace,
+    atomic_write_json,
+    before_write,
+    check_confined,
+    move_aside,
+    read_state,
+    record_event,
+    set_aside_unreadable,
+    sweep_orphan_temps,
+)
+from dreaming.tools.codebase import RipgrepSearch
+from dreaming.tools.memory_search import WorkspaceMemorySearch
+from dreaming.tools.sources import ResearchTools
+from dreaming.tools.web import web_search_from_env
+
+__all__ = ["RunOutcome", "codebase_roots", "dream", "night_context", "research_tools", "utc_now"]
+
+CURRENT_RUN_VERSION = 1
+SET_ASIDE_WHEN_UNREADABLE = (
+    "candidates.json",
+    "knowledge-gaps.json",
+    "short-term-recall.json",
+    "phase-signals.json",
+    "daily-ingestion.json",
+)
+"""State files checked at the start of a night. The budget ledger is not among them: its own reader moves a corrupt
+ledger aside and starts the run with the breaker tripped (fail closed), which a blind move would defeat."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunOutcome:
+    """What one invocation did."""
+
+    run_id: str
+    """The run that finished (the new one, when a crashed one was resumed first)."""
+    state: dict[str, Any]
+    """The graph's final state."""
+    resumed: str | None = None
+    """The id of a crashed run that was finished first, if any."""
+    took_over_lock: str | None = None
+    """The stale lock that was taken over, if any."""
+    notes: list[str] = field(default_factory=list)
+    """Anything the operator should know (state moved aside, ...)."""
+
+
+class _Checkpointer(AsyncSqliteSaver):
+    """The SQLite checkpointer, announcing its writes to the workspace's write seam (``memory.before_write``)."""
+
+    path = Path("checkpoints.sqlite")
+
+    async def aput(
+        self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> Any:
+        before_write(self.path)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        before_write(self.path)
+        await super().aput_writes(config, writes, task_id, task_path)
+
+
+def _current_run_path(ws: Workspace) -> Path:
+    # Names the run in progress, so that the next run can resume it from its checkpoint after a crash.
+    return ws.state_dir / "current-run.json"
+
+
+def _finish(ws: Workspace) -> None:
+    # The run is over: forget it and what it planned, so the next run starts fresh.
+    ws.deep_plan.unlink(missing_ok=True)
+    _current_run_path(ws).unlink(missing_ok=True)
+
+
+async def _invoke(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
+    """Run the night's graph on its own thread, resuming from the last checkpoint; release its tools after."""
+    try:
+        return await _invoke_graph(saver, context)
+    finally:
+        if context.research is not None:
+            context.research.close()
+
+
+async def _invoke_graph(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
+    graph: Pregel[Any, Any, Any, Any] = build_dream_graph().compile(checkpointer=saver)
+    config: Any = {
+        "configurable": {"thread_id": context.run_id},
+        "recursion_limit": context.config.budget.recursion_limit,
+    }
+    snapshot = await graph.aget_state(config)
+    finished = "diary" in (snapshot.values or {}).get("done", [])
+    if snapshot.values and not snapshot.next and finished:  # it reached END; only the clean-up was interrupted
+        result: dict[str, Any] = dict(snapshot.values)
+    else:
+        if snapshot.values and not snapshot.next:
+            # A checkpoint with nothing left to run that never reached END (a write failed under it): it cannot be
+            # resumed, so the night runs again from the start under the same id (every node is safe to rerun).
+            await saver.adelete_thread(context.run_id)
+            snapshot = await graph.aget_state(config)
+        start = None if snapshot.values else {"run_id": context.run_id, "now": context.now.isoformat()}
+        result = await graph.ainvoke(start, config, context=context, durability="sync")
+    await saver.adelete_thread(context.run_id)
+    return result
+
+
+def _checkpoints_usable(ws: Workspace, now: datetime, notes: list[str]) -> None:
+    """Move an unreadable checkpoint database aside (never silently overwritten), so the night can still run."""
+    path = ws.checkpoints
+    if not path.exists():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(path)) as conn:
+            ok = conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+    except sqlite3.DatabaseError:
+        ok = False
+    if not ok:
+        moved = move_aside(path, now)
+        record_event(ws.events, "state.moved_aside", now, file=path.name, moved_to=moved.name)
+        notes.append(f"unreadable checkpoints.sqlite moved aside to {moved.name}; a crashed run cannot be resumed")
+
+
+async def dream(
+    ws: Workspace,
+    config: DreamingConfig,
+    *,
+    now: datetime,
+    trigger: str = "run",
+    make_context: Callable[[DreamContext], DreamContext] = lambda c: c,
+) -> RunOutcome:
+    """Dream one night on ``ws`` under the consolidation lock.
+
+    Args:
+        ws: the workspace.
+        config: its configuration.
+        now: the night's 'now'.
+        trigger: ``run``, ``now`` or ``eval`` (shown in the diary).
+        make_context: adds models, tools and progress reporting to the base context (the entry point's job).
+
+    Raises:
+        LockBusyError: another run holds the lock past ``config.lock_timeout_seconds``.
+        OutsideWorkspaceError: a folder or file the night writes is a symbolic link (checked before the lock, and
+            again by every write); nothing is written.
+    """
+    check_confined(ws)
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    notes: list[str] = []
+    with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds) as lock:
+        if lock.took_over:
+            record_event(ws.events, "lock.stale_taken_over", now, holder=lock.took_over)
+            notes.append(f"took over a stale lock (holder {lock.took_over})")
+        orphans = sweep_orphan_temps(
+            [ws.root, ws.state_dir, ws.insights_dir, ws.archive_dir, *ws.reports_dir.glob("*")]
+        )
+        if orphans:
+            notes.append(f"removed {len(orphans)} temp files left by an interrupted write")
+        pending = read_state(_current_run_path(ws), versions=[CURRENT_RUN_VERSION], now=now)
+        if pending.moved_aside:
+            notes.append(f"unreadable current-run.json moved aside to {pending.moved_aside.name}")
+        _checkpoints_usable(ws, now, notes)
+        for path, moved, problem in set_aside_unreadable(
+            [ws.state_dir / name for name in SET_ASIDE_WHEN_UNREADABLE], now
+        ):
+            record_event(ws.events, "state.moved_aside", now, file=path.name, moved_to=moved.name, problem=problem)
+            notes.append(f"unreadable {path.name} moved aside to {moved.name} ({problem})")
+        resumed: str | None = None
+        async with _Checkpointer.from_conn_string(str(ws.checkpoints)) as saver:
+            assert isinstance(saver, _Checkpointer)
+            saver.path = ws.checkpoints
+            if pending.data is not None and {"run_id", "now"} <= pending.data.keys():
+                resumed = str(pending.data["run_id"])
+                then = datetime.fromisoformat(str(pending.data["now"]))
+                base = DreamContext(
+                    workspace=ws,
+                    config=config,
+                    now=then,
+                    run_id=resumed,
+                    trigger=str(pending.data.get("trigger", trigger)),
+                )
+                record_event(ws.events, "run.resumed", now, run_id=resumed)
+                notes.append(f"resumed the interrupted run {resumed}")
+                state = await _invoke(saver, make_context(base))
+                _finish(ws)
+                if then == now:
+                    return RunOutcome(
+                        run_id=resumed, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes
+                    )
+            run_id = f"{now.strftime('%Y%m%dT%H%M%SZ')}-{trigger}-{secrets.token_hex(3)}"
+            atomic_write_json(
+                _current_run_path(ws),
+                {"version": CURRENT_RUN_VERSION, "run_id": run_id, "now": now.isoformat(), "trigger": trigger},
+            )
+            record_event(ws.events, "run.started", now, run_id=run_id, trigger=trigger)
+            base = DreamContext(workspace=ws, config=config, now=now, run_id=run_id, trigger=trigger)
+            state = await _invoke(saver, make_context(base))
+            _finish(ws)
+    return RunOutcome(run_id=run_id, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes)
+
+
+def utc_now() -> datetime:
+    """Return the real clock, in UTC (the budget's window runs on it)."""
+    return datetime.now(UTC)
+
+
+def codebase_roots(ws: Workspace, config: DreamingConfig) -> list[Path]:
+    """Return ``[autoresearch] codebase_roots`` as absolute folders (relative ones are under the workspace root)."""
+    roots = []
+    for raw in config.autoresearch.codebase_roots:
+        path = Path(raw).expanduser()
+        roots.append((path if path.is_absolute() else ws.root / path).resolve())
+    return roots
+
+
+def research_tools(ws: Workspace, config: DreamingConfig, *, env: Mapping[str, str]) -> ResearchTools | None:
+    """Return the night's research tools, or None when ``[autoresearch]`` is off.
+
+    ripgrep over ``codebase_roots`` (resolved against the workspace root), the workspace's memory search, and Tavily
+    only when ``TAVILY_API_KEY`` is set (without it nothing ever calls out); a source not listed in
+    ``[autoresearch] sources`` is left out.
+    """
+    cfg = config.autoresearch
+    if not cfg.enabled:
+        return None
+    codebase: RipgrepSearch | None = None
+    if "codebase" in cfg.sources:
+        codebase = RipgrepSearch(codebase_roots(ws, config), base=ws.root)
+    memory = WorkspaceMemorySearch(ws) if "memory" in cfg.sources else None
+    web = web_search_from_env(env) if "web" in cfg.sources else None
+    return ResearchTools(codebase=codebase, memory=memory, web=web, read_line=codebase.read_line if codebase else None)
+
+
+def night_context(
+    *,
+    env: Mapping[str, str],
+    progress: ProgressFn | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    gateway_factory: Callable[[DreamContext], LLMGateway] | None = None,
+) -> Callable[[DreamContext], DreamContext]:
+    """Return the function that completes a base context with what the environment configures.
+
+    The budget's sliding window runs on the real ``clock``, never on the night's (possibly replayed) ``now``: money
+    is spent in real time. Without ``progress`` the night reports nothing. ``gateway_factory`` replaces
+    :func:`~dreaming.llm.build_gateway` (tests hand in a gateway over a fake chat model).
+    """
+
+    def complete(base: DreamContext) -> DreamContext:
+        if gateway_factory is not None:
+            gateway = gateway_factory(base)
+        else:
+            gateway = build_gateway(base.config, base.workspace, env=env, now=clock)
+        return replace(
+            base,
+            progress=progress or base.progress,
+            gateway=gateway,
+            research=research_tools(base.workspace, base.config, env=env),
+        )
+
+    return complete
