@@ -1,7 +1,7 @@
 """The ``dreaming`` command line: the Typer app (``app.py``) and its commands, one module per area.
 
-``night.py``: init, run, now, status, schedule, eval, insights; ``recall.py``: promote, doctor; ``search.py``:
-search, gap; ``options.py``: the options and output helpers they share.
+``night.py``: init, run, now, status, schedule, eval, insights; ``memory.py``: promote, doctor, search, gap;
+``options.py``: the options and output helpers they share.
 """
 
 from __future__ import annotations

@@ -43,11 +43,10 @@ def describe_io_error(exc: OSError | sqlite3.Error) -> str:
 
 
 def _register_all() -> None:
-    from dreaming.cli import night, recall, search
+    from dreaming.cli import memory, night
 
     night.register(app)
-    recall.register(app)
-    search.register(app)
+    memory.register(app)
 
 
 _register_all()

@@ -6,7 +6,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from dreaming.cli.search import register
+from dreaming.cli.memory import register
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import list_gaps
 

@@ -6,7 +6,7 @@ import os
 import typer
 from typer.testing import CliRunner
 
-from dreaming.cli.recall import register
+from dreaming.cli.memory import register
 from dreaming.memory import Workspace
 from dreaming.memory.recall import RecallResult, record_short_term_recalls
 from tests.memory.recall.helpers import at, note
