@@ -114,8 +114,8 @@ def test_reported_usage_is_priced_and_recorded(workspace: Workspace, now: dateti
     gw = gateway(workspace, now, FakeChatModel(usage=(1000, 200, 400)))
     reply = ask(gw, node="narrative", gap="g1")
     expected = cost_usd(MINI, input_tokens=1000, output_tokens=200, cached_tokens=400)
-    assert (reply.input_tokens, reply.output_tokens, reply.cached_tokens) == (1000, 200, 400)
-    assert reply.cost_usd == pytest.approx(expected) and not reply.estimated
+    assert (reply.recorded.input_tokens, reply.recorded.output_tokens, reply.recorded.cached_tokens) == (1000, 200, 400)
+    assert reply.recorded.cost_usd == pytest.approx(expected) and not reply.recorded.estimated
     (entry,) = gw.ledger.entries
     assert entry == LedgerEntry(
         at=now, model="gpt-4.1-mini", node="narrative", gap="g1", input_tokens=1000, output_tokens=200,
@@ -128,9 +128,11 @@ def test_reported_usage_is_priced_and_recorded(workspace: Workspace, now: dateti
 def test_missing_usage_records_the_estimate(workspace: Workspace, now: datetime) -> None:
     gw = gateway(workspace, now, FakeChatModel(usage=None))
     reply = ask(gw, "a" * 400, max_output_tokens=50)
-    assert reply.estimated and reply.output_tokens == 50 and reply.input_tokens > 50
+    assert reply.recorded.estimated and reply.recorded.output_tokens == 50 and reply.recorded.input_tokens > 50
     assert gw.ledger.entries[0].estimated
-    assert reply.cost_usd == pytest.approx(cost_usd(MINI, input_tokens=reply.input_tokens, output_tokens=50))
+    assert reply.recorded.cost_usd == pytest.approx(
+        cost_usd(MINI, input_tokens=reply.recorded.input_tokens, output_tokens=50)
+    )
 
 
 def test_max_tokens_is_sent_to_the_model(workspace: Workspace, now: datetime) -> None:
@@ -307,7 +309,7 @@ def test_identical_request_next_run_is_free(workspace: Workspace, now: datetime)
     second = FakeChatModel(respond=lambda m: "a different answer", usage=(100, 20))
     gw = gateway(workspace, now + timedelta(minutes=5), second)
     reply = ask(gw, "same question")
-    assert reply.cache_hit and reply.text == "the answer" and reply.cost_usd == 0
+    assert reply.recorded.cache_hit and reply.text == "the answer" and reply.recorded.cost_usd == 0
     assert second.calls == []
     hit = gw.ledger.entries[-1]
     assert hit.cache_hit and hit.cost_usd == 0 and hit.at == now + timedelta(minutes=5)

@@ -71,7 +71,9 @@ def test_the_output_cap_reaches_the_server_in_the_form_it_reads(workspace: Works
         ask(gateway(other, now, base_url=None))
     sent = json.loads(compatible.calls[0].request.content)
     assert sent["max_tokens"] == sent["max_completion_tokens"] == CAP
-    assert reply.output_tokens == CAP and not reply.estimated  # the server honoured the cap it could read
+    assert (
+        reply.recorded.output_tokens == CAP and not reply.recorded.estimated
+    )  # the server honoured the cap it could read
     # OpenAI's own API refuses a request carrying both fields: it gets only the one it reads.
     to_openai = json.loads(openai.calls[0].request.content)
     assert to_openai["max_completion_tokens"] == CAP and "max_tokens" not in to_openai

@@ -35,7 +35,7 @@ import logging
 import operator
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langgraph.runtime import Runtime
@@ -85,6 +85,9 @@ NODE = "research"
 """Node name in the budget's ledger and reports."""
 MAX_OUTPUT_TOKENS = 400
 """A tool call or a few claims."""
+_Answer = TypeVar("_Answer", bound=BaseModel)
+"""A structured answer asked of the model."""
+
 MODEL_CALLS_RESERVED = 2
 """Model calls of a gap kept back from the tool loop: one for the claims, one for the veto."""
 
@@ -393,8 +396,8 @@ class ChatUsage:
     def add(self, answer: LLMReply) -> None:
         """Count one answered call."""
         self.calls += 1
-        self.tokens += answer.input_tokens + answer.output_tokens
-        self.cost_usd += answer.cost_usd
+        self.tokens += answer.recorded.input_tokens + answer.recorded.output_tokens
+        self.cost_usd += answer.recorded.cost_usd
 
 
 async def _call(
@@ -448,22 +451,31 @@ async def research_with_model(
             messages.append(ToolMessage(content=content, tool_call_id=call["id"] or call["name"]))
 
 
+async def _ask(
+    model: LLMGateway, usage: ChatUsage, key: str, step: str, content: str, schema: type[_Answer], malformed: str
+) -> _Answer | None:
+    """Ask for a structured answer; None when refused, failed, or malformed (then ``malformed`` is noted)."""
+    messages: list[BaseMessage] = [SystemMessage(load_prompt(f"research_{step}")), HumanMessage(content)]
+    answer = await _call(model, usage, key, messages, schema=schema)
+    if answer is None:
+        return None
+    if not isinstance(answer.parsed, schema):
+        logger.warning(
+            "research %s for %r was malformed: %s", "synthesis" if step == "claims" else step, key, answer.parse_error
+        )
+        usage.notes.append(malformed)
+        return None
+    return answer.parsed
+
+
 async def synthesize_with_model(
     question: str, key: str, sources: GapSources, model: LLMGateway, usage: ChatUsage
 ) -> list[Claim] | None:
     """Ask for claims citing evidence ids; None when no answer could be had (refused, failed or malformed)."""
-    messages: list[BaseMessage] = [
-        SystemMessage(load_prompt("research_claims")),
-        HumanMessage(f"Question: {redact_secrets(question)}\n\n{fence_evidence(sources.pool)}"),
-    ]
-    answer = await _call(model, usage, key, messages, schema=ClaimsAnswer)
-    if answer is None:
-        return None
-    if not isinstance(answer.parsed, ClaimsAnswer):
-        logger.warning("research synthesis for %r was malformed: %s", key, answer.parse_error)
-        usage.notes.append("the model's claims were malformed; extractive synthesis used")
-        return None
-    return [Claim(text=c.text, evidence_ids=tuple(c.evidence_ids)) for c in answer.parsed.claims]
+    content = f"Question: {redact_secrets(question)}\n\n{fence_evidence(sources.pool)}"
+    note = "the model's claims were malformed; extractive synthesis used"
+    answer = await _ask(model, usage, key, "claims", content, ClaimsAnswer, note)
+    return None if answer is None else [Claim(text=c.text, evidence_ids=tuple(c.evidence_ids)) for c in answer.claims]
 
 
 async def veto(
@@ -475,15 +487,7 @@ async def veto(
     ``usage.failed`` set, and the caller fails the gap.
     """
     cited = [item for item in sources.pool if item.id in claim.evidence_ids]
-    messages: list[BaseMessage] = [
-        SystemMessage(load_prompt("research_veto")),
-        HumanMessage(f"Question: {redact_secrets(question)}\nClaim: {claim.text}\n\n{fence_evidence(cited)}"),
-    ]
-    answer = await _call(model, usage, key, messages, schema=VetoAnswer)
-    if answer is None:
-        return None
-    if not isinstance(answer.parsed, VetoAnswer):
-        logger.warning("research veto for %r was malformed: %s", key, answer.parse_error)
-        usage.notes.append("the verifier's answer was malformed; no veto")
-        return None
-    return answer.parsed.reason or "no reason given" if answer.parsed.veto else None
+    content = f"Question: {redact_secrets(question)}\nClaim: {claim.text}\n\n{fence_evidence(cited)}"
+    note = "the verifier's answer was malformed; no veto"
+    answer = await _ask(model, usage, key, "veto", content, VetoAnswer, note)
+    return answer.reason or "no reason given" if answer is not None and answer.veto else None

@@ -81,18 +81,8 @@ class LLMReply:
     """The structured answer when a schema was asked for and the answer fits it."""
     parse_error: str | None = None
     """Why the answer did not fit the schema (the caller decides what a malformed answer means)."""
-    input_tokens: int = 0
-    """Prompt tokens recorded."""
-    output_tokens: int = 0
-    """Completion tokens recorded."""
-    cached_tokens: int = 0
-    """Prompt tokens served from the provider's cache."""
-    cost_usd: float = 0.0
-    """Cost recorded in the ledger (0 for a cache hit)."""
-    estimated: bool = False
-    """True when the API reported no usage and the estimate was recorded."""
-    cache_hit: bool = False
-    """True when served from dreaming's cache without calling the model."""
+    recorded: LedgerEntry
+    """What the ledger recorded for the call: its tokens, its cost (0 for a cache hit), ``estimated``, ``cache_hit``."""
 
     @property
     def text(self) -> str:
@@ -308,8 +298,9 @@ class LLMGateway:
         now = self._now()
         cached = self._cache.get(key, now=now)
         if cached is not None:
-            self._record(LedgerEntry(at=now, model=self.model_name, node=node, gap=gap, cache_hit=True))
-            return self._reply(cached.message, schema, cache_hit=True)
+            hit = LedgerEntry(at=now, model=self.model_name, node=node, gap=gap, cache_hit=True)
+            self._record(hit)
+            return self._reply(cached.message, schema, hit)
         est_in = count_message_tokens(messages, extra=tool_specs)
         estimate = cost_usd(self._price, input_tokens=est_in, output_tokens=max_out)
         reservation = LedgerEntry(
@@ -353,22 +344,15 @@ class LLMGateway:
             # The server did not honour the cap the estimate assumed: the real usage is recorded, the reply refused.
             detail = f"{tokens_out} completion tokens, over the cap of {max_out}"
             raise self._failed(ModelCallError("oversized_reply", detail), node=node, gap=gap)
-        reply = self._reply(message, schema, cache_hit=False)
+        reply = self._reply(message, schema, settled)
         if reply.parse_error is None:
             # A malformed answer is not cached, so that the next run asks again instead of replaying junk for free.
             self._cache.put(key, message, model=self.model_name, now=self._now())
-        return replace(
-            reply,
-            input_tokens=tokens_in,
-            output_tokens=tokens_out,
-            cached_tokens=cached_in,
-            cost_usd=cost,
-            estimated=estimated,
-        )
+        return reply
 
-    def _reply(self, message: AIMessage, schema: type[BaseModel] | None, *, cache_hit: bool) -> LLMReply:
+    def _reply(self, message: AIMessage, schema: type[BaseModel] | None, recorded: LedgerEntry) -> LLMReply:
         parsed, error = parse_structured(message, schema) if schema is not None else (None, None)
-        return LLMReply(message=message, parsed=parsed, parse_error=error, cache_hit=cache_hit)
+        return LLMReply(message=message, parsed=parsed, parse_error=error, recorded=recorded)
 
     def report(self) -> BudgetReport:
         """Return this run's account: spend, tokens per node and model, calls, cache hits, refusals, breaker."""
