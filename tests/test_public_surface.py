@@ -25,7 +25,7 @@ SURFACES = {
     "dreaming.night": ["RunOutcome", "codebase_roots", "dream", "night_context", "research_tools", "utc_now"],
     "dreaming.chat": ["dream_now_tool", "prior_insights_tool"],
     "dreaming.errors": [
-        "BudgetError", "BudgetExhaustedError", "ConfigError", "CorruptStateError", "DreamingError", "LockBusyError",
+        "BudgetError", "ConfigError", "DreamingError", "LockBusyError",
         "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError",
         "WorkspaceError",
     ],

@@ -6,19 +6,18 @@ The hierarchy::
     ├── ConfigError                dreaming.toml cannot be used at all (not valid TOML or UTF-8)
     ├── WorkspaceError             the workspace cannot be used (missing root, not a folder)
     │   ├── LockBusyError          another run holds the consolidation lock (exit code 3)
-    │   ├── CorruptStateError      a state file was unreadable and has been moved aside
     │   ├── NotAWorkspaceError     the folder has no MEMORY.md, memory/ or dreaming.toml (exit code 2)
     │   └── OutsideWorkspaceError  a write would go through a symbolic link (exit code 1, nothing written)
     ├── BudgetError                an LLM call was refused by the budget
-    │   └── BudgetExhaustedError   nothing could be done because the budget is spent
     ├── ModelCallError             a model call that went out failed: timeout, connection, HTTP status, a malformed or
     │                              oversized reply (the call's gap or node fails; the night goes on)
     └── ToolError                  an outside system (ripgrep, Tavily, search index) failed
         └── RetryableToolError     a timeout, HTTP 429 or 5xx: the only errors that are retried
 
-Bad input lines are never exceptions: they are counted and reported (see ``memory.InputReport``); a bad value or a
-table of the wrong type in dreaming.toml is a warning, not a ``ConfigError``. Exit code 4 is decided from the run's
-state (``budget_exhausted_before_any_work``), not from an exception.
+Bad input lines are never exceptions: they are counted and reported (see ``memory.InputReport``); an unreadable state
+file is moved aside and reported, not raised; a bad value or a table of the wrong type in dreaming.toml is a warning,
+not a ``ConfigError``. Exit code 4 is decided from the run's state (``budget_exhausted_before_any_work``), not from an
+exception.
 """
 
 from __future__ import annotations
@@ -27,9 +26,7 @@ from pathlib import Path
 
 __all__ = [
     "BudgetError",
-    "BudgetExhaustedError",
     "ConfigError",
-    "CorruptStateError",
     "DreamingError",
     "LockBusyError",
     "ModelCallError",
@@ -62,16 +59,6 @@ class LockBusyError(WorkspaceError):
         super().__init__(f"another dreaming run holds {lock_path} (holder {holder}); try again later")
 
 
-class CorruptStateError(WorkspaceError):
-    """A state file could not be read; it has been moved aside to ``moved_to``."""
-
-    def __init__(self, path: Path, moved_to: Path, reason: str) -> None:
-        self.path = path
-        self.moved_to = moved_to
-        self.reason = reason
-        super().__init__(f"{path} was unreadable ({reason}); moved aside to {moved_to}")
-
-
 class NotAWorkspaceError(WorkspaceError):
     """The folder is not a workspace (no MEMORY.md, no memory/, no dreaming.toml) and ``dreaming init`` was not run."""
 
@@ -102,10 +89,6 @@ class BudgetError(DreamingError):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(f"LLM call refused: {reason}")
-
-
-class BudgetExhaustedError(BudgetError):
-    """The budget was spent before any work could be done."""
 
 
 class ModelCallError(DreamingError):
