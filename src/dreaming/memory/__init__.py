@@ -5,11 +5,9 @@ Imports no LangGraph and no LLM code.
 
 from __future__ import annotations
 
-from dreaming.memory._diary import DiaryEntry, DiarySection, append_diary_entry, render_diary_entry
-from dreaming.memory._diary_lines import diary_sections
-from dreaming.memory._events import record_event
-from dreaming.memory._fingerprint import fingerprint
-from dreaming.memory._io import (
+from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
+from dreaming.memory.diary import DiaryEntry, DiarySection, append_diary_entry, diary_sections, render_diary_entry
+from dreaming.memory.files import (
     BadLine,
     InputReport,
     LoadedState,
@@ -21,16 +19,22 @@ from dreaming.memory._io import (
     before_write,
     check_write_path,
     dump_json,
+    fingerprint,
     iter_jsonl,
     move_aside,
     read_state,
+    record_event,
     set_aside_unreadable,
     sweep_orphan_temps,
 )
-from dreaming.memory._lock import ConsolidationLock, pid_alive
-from dreaming.memory._run_plan import settled_decision
-from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
-from dreaming.memory._workspace import Workspace, check_confined, init_workspace
+from dreaming.memory.workspace import (
+    ConsolidationLock,
+    Workspace,
+    check_confined,
+    init_workspace,
+    pid_alive,
+    settled_decision,
+)
 
 __all__ = [
     "REDACTED",

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dreaming.memory._decode import has_undecodable
-from dreaming.memory._io import atomic_write_text
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import atomic_write_text
 from dreaming.memory.research._evidence import content_hash, redact_secrets
 from dreaming.memory.research._records import ResearchFinding
 from dreaming.memory.research._text import salient_terms
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "RELATED_TERM_FRACTION",

@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from dreaming.memory._io import append_jsonl, rotate_if_larger
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import append_jsonl, rotate_if_larger
 from dreaming.memory.research._claims import Claim
 from dreaming.memory.research._decide import Decision
 from dreaming.memory.research._evidence import Evidence, redact_secrets
 from dreaming.memory.research._validate import Validation, ValidationMethod
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "RESEARCH_LOG_VERSION",

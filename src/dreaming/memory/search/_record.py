@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from dreaming.memory._workspace import Workspace
 from dreaming.memory.search._search import SearchHit, search_memory
+from dreaming.memory.workspace import Workspace
 
 if TYPE_CHECKING:
     from dreaming.memory.gaps import GapType, KnowledgeGap

@@ -19,9 +19,9 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Literal
 
-from dreaming.memory._workspace import Workspace
 from dreaming.memory.search._index import open_index, refresh_index
 from dreaming.memory.search._terms import fts_match_expression, salient_terms, term_coverage
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["CANDIDATE_FACTOR", "RELEVANCE_FLOOR", "SNIPPET_MAX_CHARS", "SearchHit", "search_index", "search_memory"]
 

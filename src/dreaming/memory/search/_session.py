@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
-from dreaming.memory._workspace import Workspace
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
 from dreaming.memory.search._search import SearchHit, search_index
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["DEFAULT_MAX_STALENESS_S", "MemoryIndex"]
 

@@ -14,13 +14,12 @@ from datetime import date, datetime
 from typing import Any
 
 from dreaming.config import VerdictsConfig
-from dreaming.memory._io import InputReport, read_state
-from dreaming.memory._run_plan import settled_decision
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport, read_state
 from dreaming.memory.verdicts._candidates import VerdictCandidate, passes_gate
 from dreaming.memory.verdicts._index import active_insights, write_memory_index
 from dreaming.memory.verdicts._insight_body import insight_body
 from dreaming.memory.verdicts._insight_files import Scalar, read_insight, write_insight
+from dreaming.memory.workspace import Workspace, settled_decision
 
 __all__ = ["VERDICT_KINDS", "DeepSummary", "deep_sleep_verdicts", "gate_passing", "load_candidates"]
 
@@ -187,7 +186,7 @@ def deep_sleep_verdicts(
         "updated": updated,
         "retired": [[insight.id, reason] for insight, reason in retiring],
     }
-    # Recorded before any write, so that a resumed run reports what this night did (``memory/_run_plan.py``).
+    # Recorded before any write, so that a resumed run reports what this night did (``settled_decision``).
     plan = settled_decision(ws, "verdicts", plan, run_id=run_id, now=now)
 
     for c, path, archived_path, archived, front in writes:  # 1. insight files

@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from dreaming.memory._events import record_event
-from dreaming.memory._io import InputReport, atomic_write_bytes
 from dreaming.memory._managed_block import marker_lines, rewrite_managed_block
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport, atomic_write_bytes, record_event
 from dreaming.memory.verdicts._insight_files import InsightFile, read_insight
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["INDEX_END", "INDEX_START", "active_insights", "write_memory_index"]
 

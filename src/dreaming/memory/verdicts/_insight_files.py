@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dreaming.memory._decode import has_undecodable
-from dreaming.memory._io import atomic_write_text
+from dreaming.memory.files import atomic_write_text
 
 __all__ = ["InsightFile", "Scalar", "parse_scalar", "read_insight", "render_insight", "write_insight"]
 

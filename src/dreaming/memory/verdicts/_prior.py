@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dreaming.memory._workspace import Workspace
 from dreaming.memory.verdicts._index import active_insights
 from dreaming.memory.verdicts._insight_files import InsightFile
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["PriorInsights", "load_prior_insights"]
 
