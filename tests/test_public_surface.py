@@ -31,6 +31,7 @@ SURFACES = {
         "SECRET_GLOBS", "CodebaseSearch", "FakeCodebaseSearch", "FakeMemorySearch", "FakeWebSearch", "MemorySearch",
         "RipgrepSearch", "TavilyWebSearch", "WebSearch", "WorkspaceMemorySearch", "codebase_search_tool", "find_rg",
         "hits_to_json", "is_secret_path", "memory_search_tool", "web_search_from_env", "web_search_tool",
+        "SearchOutcome", "search_and_record",
     ],
     "dreaming.prompts": ["load_prompt"],
 }  # fmt: skip

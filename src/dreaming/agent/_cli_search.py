@@ -22,7 +22,8 @@ from dreaming.agent._cli_common import (
 )
 from dreaming.errors import ToolError
 from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
-from dreaming.memory.search import SearchHit, search_and_record
+from dreaming.memory.search import SearchHit
+from dreaming.tools.memory_search import search_and_record
 
 __all__ = ["register"]
 

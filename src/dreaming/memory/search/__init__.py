@@ -1,16 +1,14 @@
 """Memory search: an embedded SQLite FTS5 index over the workspace's markdown, with exact line ranges.
 
-Dreaming's own output is never indexed (OpenClaw #67580, #75842). ``search_and_record`` also records the recall
-and, when the search finds nothing or little, a knowledge gap.
+Dreaming's own output is never indexed (OpenClaw #67580, #75842). Recording a search's recall and knowledge gap is
+the tools layer's job (``dreaming.tools.search_and_record``): this package knows nothing of recall or gaps.
 """
 
 from __future__ import annotations
 
 from dreaming.memory.search._chunks import Chunk, chunk_markdown, is_dreaming_output, iter_memory_files
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
-from dreaming.memory.search._record import SearchOutcome, search_and_record
-from dreaming.memory.search._search import SearchHit, search_index, search_memory
-from dreaming.memory.search._session import MemoryIndex
+from dreaming.memory.search._search import MemoryIndex, SearchHit, search_index, search_memory
 from dreaming.memory.search._terms import query_terms, salient_terms, term_coverage
 
 __all__ = [
@@ -18,7 +16,6 @@ __all__ = [
     "IndexRefresh",
     "MemoryIndex",
     "SearchHit",
-    "SearchOutcome",
     "chunk_markdown",
     "is_dreaming_output",
     "iter_memory_files",
@@ -26,7 +23,6 @@ __all__ = [
     "query_terms",
     "refresh_index",
     "salient_terms",
-    "search_and_record",
     "search_index",
     "search_memory",
     "term_coverage",
