@@ -17,7 +17,7 @@ from dreaming.agent.run import dream
 from dreaming.config import load_config
 from dreaming.errors import LockBusyError, OutsideWorkspaceError
 from dreaming.memory import DiaryEntry, Workspace, diary_sections, render_diary_entry
-from dreaming.memory.verdicts import load_prior_insights
+from dreaming.memory.insights import load_prior_insights
 
 __all__ = ["dream_now_tool", "prior_insights_tool"]
 

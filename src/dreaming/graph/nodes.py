@@ -14,6 +14,7 @@ from dreaming.graph.state import DreamState
 from dreaming.memory import DiaryEntry, InputReport, append_diary_entry, diary_sections, record_event
 from dreaming.memory import recall as rp
 from dreaming.memory import verdicts as vp
+from dreaming.memory.insights import write_memory_index
 
 __all__ = [
     "budget_narrative",
@@ -121,7 +122,7 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx.progress("deep", "promoting recalls into MEMORY.md")
     recall = rp.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
     research = promote_research(state, ctx)
-    vp.write_memory_index(ctx.workspace, now=ctx.now, report=report)
+    write_memory_index(ctx.workspace, now=ctx.now, report=report)
     return {
         "done": ["deep"],
         "summaries": {

@@ -27,6 +27,20 @@ from dreaming.memory.files import (
     set_aside_unreadable,
     sweep_orphan_temps,
 )
+from dreaming.memory.insights import (
+    INDEX_END,
+    INDEX_START,
+    InsightFile,
+    PriorInsights,
+    Scalar,
+    active_insights,
+    load_prior_insights,
+    parse_scalar,
+    read_insight,
+    render_insight,
+    write_insight,
+    write_memory_index,
+)
 from dreaming.memory.workspace import (
     ConsolidationLock,
     Workspace,
@@ -37,6 +51,8 @@ from dreaming.memory.workspace import (
 )
 
 __all__ = [
+    "INDEX_END",
+    "INDEX_START",
     "REDACTED",
     "SECRET_GLOBS",
     "BadLine",
@@ -44,9 +60,13 @@ __all__ = [
     "DiaryEntry",
     "DiarySection",
     "InputReport",
+    "InsightFile",
     "LoadedState",
+    "PriorInsights",
+    "Scalar",
     "Workspace",
     "WriteFaults",
+    "active_insights",
     "append_diary_entry",
     "append_jsonl",
     "atomic_write_bytes",
@@ -62,13 +82,19 @@ __all__ = [
     "is_secret_name",
     "is_secret_path",
     "iter_jsonl",
+    "load_prior_insights",
     "move_aside",
+    "parse_scalar",
     "pid_alive",
+    "read_insight",
     "read_state",
     "record_event",
     "redact_secrets",
     "render_diary_entry",
+    "render_insight",
     "set_aside_unreadable",
     "settled_decision",
     "sweep_orphan_temps",
+    "write_insight",
+    "write_memory_index",
 ]
