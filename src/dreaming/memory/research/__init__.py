@@ -1,20 +1,20 @@
-"""Gap research, the deterministic part: evidence, claims, validation, decisions, records, insights, DREAMS.md.
+"""Gap research, the deterministic part: evidence, claims, validation, finding decisions, records, insights, DREAMS.md.
 
 Imports no LangGraph and no LLM code; the research subgraph calls these functions.
 """
 
 from __future__ import annotations
 
-from dreaming.memory.research._claims import Claim, clean_claims
-from dreaming.memory.research._decide import Decision, Outcome, decide
 from dreaming.memory.research._evidence import (
     CODE_ROLES,
     REDACTED,
+    Claim,
     Evidence,
     EvidencePool,
     LineRole,
     SourceHit,
     SourceType,
+    clean_claims,
     content_hash,
     fence_evidence,
     fence_hits,
@@ -29,9 +29,12 @@ from dreaming.memory.research._insights import (
     write_research_insight,
 )
 from dreaming.memory.research._records import (
+    FindingDecision,
     FindingOutcome,
+    Outcome,
     ResearchFinding,
     append_research_log,
+    decide,
     finding_from_validation,
     research_log_row,
 )
@@ -72,10 +75,10 @@ __all__ = [
     "Claim",
     "ClaimValidation",
     "Conflict",
-    "Decision",
     "Evidence",
     "EvidenceCheck",
     "EvidencePool",
+    "FindingDecision",
     "FindingOutcome",
     "InsightWrite",
     "LineReader",

@@ -32,8 +32,7 @@ import itertools
 import re
 from typing import Literal
 
-from dreaming.memory.research._claims import Claim
-from dreaming.memory.research._evidence import CODE_ROLES, Evidence
+from dreaming.memory.research._evidence import CODE_ROLES, Claim, Evidence
 from dreaming.memory.research._statements import mapping_entry
 from dreaming.memory.research._text import (
     SCOPE_NOTE,

@@ -6,8 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dreaming.memory.research._claims import Claim
-from dreaming.memory.research._evidence import REDACTED, Evidence
+from dreaming.memory.research._evidence import REDACTED, Claim, Evidence
 from dreaming.memory.research._relevance import RELEVANCE_FRACTION, answer_relevance, question_kind
 from dreaming.memory.research._statements import cited_code_lines, code_statement, is_statement
 from dreaming.memory.research._text import (

@@ -71,8 +71,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dreaming.memory.research._claims import Claim, clean_claims
-from dreaming.memory.research._evidence import Evidence, EvidencePool, redact_secrets
+from dreaming.memory.research._evidence import Claim, Evidence, EvidencePool, clean_claims, redact_secrets
 from dreaming.memory.research._relevance import (
     GENERIC_STEMS,
     PROPER_NAME,
