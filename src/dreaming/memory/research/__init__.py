@@ -1,10 +1,15 @@
 """Gap research, the deterministic part: evidence, claims, validation, finding decisions, records, insights, DREAMS.md.
 
-Imports no LangGraph and no LLM code; the research subgraph calls these functions.
+Imports no LangGraph and no LLM code; the research subgraph calls these functions. ``salient_terms`` and
+``term_coverage`` are the stemmed terms of ``memory/_terms.py`` (``stemmed_salient_terms``, ``stemmed_term_coverage``),
+exported under their historical names.
 """
 
 from __future__ import annotations
 
+from dreaming.memory._terms import identifiers, search_words
+from dreaming.memory._terms import stemmed_salient_terms as salient_terms
+from dreaming.memory._terms import stemmed_term_coverage as term_coverage
 from dreaming.memory.research._evidence import (
     CODE_ROLES,
     REDACTED,
@@ -46,14 +51,10 @@ from dreaming.memory.research._text import (
     ABBREVIATIONS,
     asked_names,
     bindings,
-    identifiers,
     names_in,
     numbers,
     reads_as_instruction,
-    salient_terms,
-    search_words,
     short_form,
-    term_coverage,
 )
 from dreaming.memory.research._validate import (
     ClaimValidation,

@@ -22,11 +22,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
+from dreaming.memory._terms import stemmed_salient_terms
 from dreaming.memory.files import atomic_write_text
 from dreaming.memory.insights import FrontValue, Scalar, parse_front_matter, render_front_matter, unquote
 from dreaming.memory.research._evidence import content_hash, redact_secrets
 from dreaming.memory.research._records import ResearchFinding
-from dreaming.memory.research._text import salient_terms
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -210,7 +210,7 @@ def read_research_insights(ws: Workspace) -> list[ResearchInsight]:
 def _related(question: str, slug: str, insight: ResearchInsight) -> bool:
     if insight.path.stem == f"research-{slug}":
         return True
-    a, b = set(salient_terms(question)), set(salient_terms(insight.question))
+    a, b = set(stemmed_salient_terms(question)), set(stemmed_salient_terms(insight.question))
     return bool(a | b) and len(a & b) / len(a | b) >= RELATED_TERM_FRACTION
 
 

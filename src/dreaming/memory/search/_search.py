@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
 
+from dreaming.memory._terms import fts_match_expression, index_salient_terms, index_term_coverage
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
-from dreaming.memory.search._terms import fts_match_expression, salient_terms, term_coverage
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -92,7 +92,7 @@ def _snippet(text: str) -> str:
 
 def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
     """Search an already refreshed index; see :func:`search_memory`."""
-    terms = salient_terms(query)
+    terms = index_salient_terms(query)
     if not terms or limit <= 0:
         return []
     rows = conn.execute(
@@ -107,7 +107,7 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     scored: list[SearchHit] = []
     for path, start, end, text, rank in rows:
         relative = float(rank) / best if best < 0 else 1.0
-        score = term_coverage(terms, text) * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative)
+        score = index_term_coverage(terms, text) * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative)
         scored.append(
             SearchHit(
                 path=path,
