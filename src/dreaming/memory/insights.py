@@ -43,6 +43,7 @@ __all__ = [
     "load_prior_insights",
     "parse_front_matter",
     "parse_scalar",
+    "read_front_matter",
     "read_insight",
     "render_front_matter",
     "render_insight",
@@ -211,13 +212,18 @@ def render_front_matter(
     return "\n".join(lines) + "\n"
 
 
-def read_insight(path: Path) -> InsightFile | None:
-    """Read an insight file; return None when it is missing, unreadable or has no front matter."""
+def read_front_matter(path: Path, decode: Callable[[str], _V]) -> tuple[dict[str, _V | list[_V]], str] | None:
+    """Read a file's front matter and body (see :func:`parse_front_matter`); None when missing or unreadable."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None
-    split = parse_front_matter(text, parse_scalar)
+    return parse_front_matter(text, decode)
+
+
+def read_insight(path: Path) -> InsightFile | None:
+    """Read an insight file; return None when it is missing, unreadable or has no front matter."""
+    split = read_front_matter(path, parse_scalar)
     if split is None:
         return None
     front, body = split

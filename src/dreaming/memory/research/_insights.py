@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from dreaming.memory._terms import stemmed_salient_terms
 from dreaming.memory.files import atomic_write_text
-from dreaming.memory.insights import FrontValue, Scalar, parse_front_matter, render_front_matter, unquote
+from dreaming.memory.insights import FrontValue, Scalar, read_front_matter, render_front_matter, unquote
 from dreaming.memory.research._evidence import content_hash, redact_secrets
 from dreaming.memory.research._records import ResearchFinding
 from dreaming.memory.workspace import Workspace
@@ -186,11 +186,7 @@ def _research_value(key: str, value: Scalar) -> str:
 
 
 def _parse(path: Path) -> ResearchInsight | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
-    split = parse_front_matter(text, unquote)
+    split = read_front_matter(path, unquote)
     if split is None:
         return None
     meta, body = split
