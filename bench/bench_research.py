@@ -20,13 +20,13 @@ from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from dreaming.agent.run import dream
 from dreaming.config import AutoresearchConfig, DreamingConfig
 from dreaming.graph import ChatAnswer, DreamContext, ResearchDeps
-from dreaming.graph._research_model import ClaimOut, ClaimsAnswer, VetoAnswer
+from dreaming.graph.research_gap import ClaimOut, ClaimsAnswer, VetoAnswer
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
 from dreaming.memory.research import SourceHit
+from dreaming.night import dream
 from dreaming.tools.codebase import FakeCodebaseSearch
 
 NOW = datetime(2026, 4, 15, 3, 0, tzinfo=UTC)

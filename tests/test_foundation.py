@@ -122,7 +122,7 @@ def test_workspace_paths(tmp_path: Path) -> None:
 
 
 def test_append_only_logs_rotate_keeping_one_generation(tmp_path: Path) -> None:
-    from dreaming.memory._io import rotate_if_larger
+    from dreaming.memory.files import rotate_if_larger
 
     log = tmp_path / "events.jsonl"
     assert rotate_if_larger(log, 10) is False  # missing: nothing to do

@@ -40,11 +40,19 @@ SURFACES = {
         "init_workspace", "is_secret_name", "is_secret_path", "iter_jsonl", "move_aside", "pid_alive", "read_state",
         "record_event", "redact_secrets", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
         "WriteFaults", "before_write", "settled_decision",
+        "INDEX_END", "INDEX_START", "InsightFile", "PriorInsights", "Scalar", "active_insights", "load_prior_insights",
+        "parse_scalar", "read_insight", "render_insight", "write_insight", "write_memory_index",
+    ],
+    "dreaming.memory.insights": [
+        "INDEX_END", "INDEX_START", "FrontValue", "InsightFile", "PriorInsights", "Scalar", "active_insights",
+        "load_prior_insights", "parse_front_matter", "parse_scalar", "read_front_matter", "read_insight", "render_front_matter",
+        "render_insight", "render_scalar", "unquote", "write_insight", "write_memory_index",
     ],
     "dreaming.tools": [
         "SECRET_GLOBS", "CodebaseSearch", "FakeCodebaseSearch", "FakeMemorySearch", "FakeWebSearch", "MemorySearch",
         "RipgrepSearch", "TavilyWebSearch", "WebSearch", "WorkspaceMemorySearch", "codebase_search_tool", "find_rg",
         "hits_to_json", "is_secret_path", "memory_search_tool", "web_search_from_env", "web_search_tool",
+        "SearchOutcome", "search_and_record",
     ],
     "dreaming.prompts": ["load_prompt"],
 }  # fmt: skip

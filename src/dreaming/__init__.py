@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from dreaming.llm import FakeChatModel, LLMGateway, build_gateway
     from dreaming.memory import Workspace, init_workspace
     from dreaming.memory.gaps import record_gap
-    from dreaming.memory.search import search_and_record
-    from dreaming.memory.verdicts import PriorInsights, load_prior_insights
+    from dreaming.memory.insights import PriorInsights, load_prior_insights
     from dreaming.night import RunOutcome, dream, night_context
+    from dreaming.tools.memory_search import search_and_record
 
 __all__ = [
     "DreamingConfig",
@@ -50,9 +50,9 @@ _HOMES = {
     "Workspace": "dreaming.memory",
     "init_workspace": "dreaming.memory",
     "record_gap": "dreaming.memory.gaps",
-    "search_and_record": "dreaming.memory.search",
-    "PriorInsights": "dreaming.memory.verdicts",
-    "load_prior_insights": "dreaming.memory.verdicts",
+    "search_and_record": "dreaming.tools.memory_search",
+    "PriorInsights": "dreaming.memory.insights",
+    "load_prior_insights": "dreaming.memory.insights",
     "FakeChatModel": "dreaming.llm",
     "LLMGateway": "dreaming.llm",
     "build_gateway": "dreaming.llm",

@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from dreaming.config import load_config
 from dreaming.errors import LockBusyError, OutsideWorkspaceError
 from dreaming.memory import DiaryEntry, Workspace, diary_sections, render_diary_entry
-from dreaming.memory.verdicts import load_prior_insights
+from dreaming.memory.insights import load_prior_insights
 from dreaming.night import dream, night_context, utc_now
 
 __all__ = ["dream_now_tool", "prior_insights_tool"]

@@ -4,9 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dreaming.memory import Workspace
-from dreaming.memory import _diary as diary
-from dreaming.memory._diary import DiaryEntry, DiarySection, append_diary_entry, render_diary_entry
+from dreaming.memory import Workspace, diary
+from dreaming.memory.diary import DiaryEntry, DiarySection, append_diary_entry, render_diary_entry
 
 NOW = datetime(2026, 4, 15, 3, 0, tzinfo=UTC)
 

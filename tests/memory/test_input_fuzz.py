@@ -23,12 +23,12 @@ from dreaming.errors import ConfigError
 from dreaming.memory import DiaryEntry, InputReport, Workspace, append_diary_entry, iter_jsonl, read_state
 from dreaming.memory._decode import decode_keeping_bytes, encode_keeping_bytes, read_user_text
 from dreaming.memory.gaps import list_gaps
+from dreaming.memory.insights import Scalar, read_insight, write_insight, write_memory_index
 from dreaming.memory.recall import chunk_daily_note
 from dreaming.memory.recall._phase_signals import read_phase_signals
 from dreaming.memory.recall._store import read_store, render_store
 from dreaming.memory.research import read_research_insights
 from dreaming.memory.search._chunks import chunk_markdown
-from dreaming.memory.verdicts import Scalar, read_insight, write_insight, write_memory_index
 from dreaming.memory.verdicts._light import read_reviewed_lines
 from dreaming.memory.verdicts._prices import load_prices
 from dreaming.memory.verdicts._rem import read_signal_lines

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dreaming.memory import InputReport, Workspace
 from dreaming.memory._managed_block import rewrite_managed_block
-from dreaming.memory.verdicts import INDEX_END, INDEX_START, write_insight, write_memory_index
+from dreaming.memory.insights import INDEX_END, INDEX_START, write_insight, write_memory_index
 
 BODY = ["## Insights", "", "- [A finding](memory/insights/a.md) — confidence 0.9"]
 MARKER = re.compile(r"<!--\s*dreaming:insights:(start|end)\s*-->")

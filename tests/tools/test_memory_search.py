@@ -2,15 +2,24 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
+import types
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from dreaming.memory import Workspace
+from dreaming.memory.gaps import list_gaps
 from dreaming.memory.search import SearchHit
 from dreaming.tools.memory_search import (
     FakeMemorySearch,
     MemorySearch,
     WorkspaceMemorySearch,
     memory_search_tool,
+    search_and_record,
 )
 
 
@@ -80,3 +89,103 @@ def test_research_never_cites_dreamings_own_insights(tmp_path: Path) -> None:
     finally:
         search.close()
     assert paths == ["memory/2026-08-31.md"]
+
+
+# search_and_record: search, then record the recall and any knowledge gap.
+def write(ws: Workspace, relative: str, text: str) -> None:
+    path = ws.root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class FakeRecallResult:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    snippet: str
+    source: str
+
+
+@pytest.fixture
+def fake_recall(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Stand in for ``dreaming.memory.recall`` so the glue is tested on its own."""
+    calls: list[dict[str, Any]] = []
+    module = types.ModuleType("dreaming.memory.recall")
+
+    def record_short_term_recalls(ws: Workspace, **kwargs: Any) -> int:
+        calls.append(kwargs)
+        if kwargs["query"] == "explode":
+            raise OSError("disk full")
+        return len(kwargs["results"])
+
+    module.RecallResult = FakeRecallResult  # type: ignore[attr-defined]
+    module.record_short_term_recalls = record_short_term_recalls  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "dreaming.memory.recall", module)
+    return calls
+
+
+def test_hits_are_recorded_as_recalls_and_no_gap(
+    workspace: Workspace, now: datetime, fake_recall: list[dict[str, Any]]
+) -> None:
+    write(workspace, "memory/2026-04-14.md", "kafka retention is seven days\n")
+    outcome = search_and_record(workspace, "kafka retention", now=now, timezone="Europe/Paris")
+    assert (outcome.gap_type, outcome.gap, outcome.recording_errors) == (None, None, 0)
+    (call,) = fake_recall
+    assert (call["query"], call["now"], call["timezone"]) == ("kafka retention", now, "Europe/Paris")
+    assert call["results"] == [
+        FakeRecallResult("memory/2026-04-14.md", 1, 1, 1.0, "kafka retention is seven days", "memory")
+    ]
+    assert list_gaps(workspace) == []
+
+
+def test_no_hits_records_a_gap_and_no_recall(
+    workspace: Workspace, now: datetime, fake_recall: list[dict[str, Any]]
+) -> None:
+    outcome = search_and_record(workspace, "postgres vacuum", now=now)
+    assert outcome.hits == []
+    assert outcome.gap_type == "no_results"
+    assert outcome.gap is not None and outcome.gap.count == 1
+    assert fake_recall == []
+
+
+def test_recording_errors_never_fail_the_search(
+    workspace: Workspace, now: datetime, fake_recall: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    write(workspace, "memory/2026-04-14.md", "explode the kafka\n")
+    outcome = search_and_record(workspace, "explode", now=now)
+    assert [h.path for h in outcome.hits] == ["memory/2026-04-14.md"]
+    assert outcome.recording_errors == 1
+    assert "could not record the recall" in caplog.text
+
+
+def test_gap_recording_error_is_counted(
+    workspace: Workspace, now: datetime, fake_recall: list[dict[str, Any]], caplog: pytest.LogCaptureFixture
+) -> None:
+    workspace.state_dir.mkdir(parents=True)
+    (workspace.state_dir / "knowledge-gaps.lock").mkdir()  # the lock cannot be opened
+    outcome = search_and_record(workspace, "nothing here", now=now)
+    assert (outcome.hits, outcome.gap_type, outcome.gap, outcome.recording_errors) == ([], "no_results", None, 1)
+    assert "could not record the knowledge gap" in caplog.text
+
+
+def test_dreaming_output_never_enters_the_recall_store(workspace: Workspace, now: datetime) -> None:
+    """With the real recorder: DREAMS.md lines and staged candidates searched for never reach the store."""
+    write(workspace, "DREAMS.md", "# Dream Diary\n\n- the axolotl migration pattern\n")
+    write(workspace, "memory/dreaming/light/2026-04-14.md", "- Staged candidate: axolotl migration\n")
+    write(
+        workspace,
+        "memory/2026-04-14.md",
+        "<!-- openclaw:dreaming:light:start -->\n- axolotl migration\n<!-- openclaw:dreaming:light:end -->\n",
+    )
+    write(workspace, "memory/2026-04-13.md", "the real note about kafka\n")
+    for query in ("axolotl migration", "axolotl", "the axolotl migration pattern"):
+        outcome = search_and_record(workspace, query, now=now)
+        assert outcome.hits == []
+        assert outcome.recording_errors == 0
+    assert search_and_record(workspace, "kafka", now=now).recording_errors == 0
+    store = json.loads(workspace.recall_store.read_text())
+    assert store["entries"]
+    assert all("axolotl" not in json.dumps(entry) for entry in store["entries"].values())
+    assert all(entry["path"] == "memory/2026-04-13.md" for entry in store["entries"].values())

@@ -32,7 +32,8 @@ from dreaming.memory.recall import (
     deep_sleep_recall,
     repair_recall_artifacts,
 )
-from dreaming.memory.search import SearchHit, search_and_record
+from dreaming.memory.search import SearchHit
+from dreaming.tools.memory_search import search_and_record
 
 __all__ = ["promotion_json", "register"]
 

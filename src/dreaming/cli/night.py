@@ -41,7 +41,7 @@ from dreaming.memory import (
     render_diary_entry,
 )
 from dreaming.memory.gaps import list_gaps
-from dreaming.memory.verdicts import load_prior_insights
+from dreaming.memory.insights import load_prior_insights
 from dreaming.night import RunOutcome, dream, night_context
 
 __all__ = ["register"]

@@ -21,6 +21,7 @@ from dreaming.graph.state import DreamState, jsonable
 from dreaming.graph.verify import verify_insights
 from dreaming.llm import LLMGateway, filter_candidates
 from dreaming.memory import DiaryEntry, InputReport, append_diary_entry, diary_sections, recall, record_event, verdicts
+from dreaming.memory.insights import write_memory_index
 from dreaming.prompts import load_prompt
 
 __all__ = [
@@ -145,7 +146,7 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx.progress("deep", "promoting recalls into MEMORY.md")
     promoted = recall.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
     research = promote_research(state, ctx)
-    verdicts.write_memory_index(ctx.workspace, now=ctx.now, report=report)
+    write_memory_index(ctx.workspace, now=ctx.now, report=report)
     return {
         "done": ["deep"],
         "summaries": {

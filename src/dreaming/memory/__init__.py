@@ -5,11 +5,9 @@ Imports no LangGraph and no LLM code.
 
 from __future__ import annotations
 
-from dreaming.memory._diary import DiaryEntry, DiarySection, append_diary_entry, render_diary_entry
-from dreaming.memory._diary_lines import diary_sections
-from dreaming.memory._events import record_event
-from dreaming.memory._fingerprint import fingerprint
-from dreaming.memory._io import (
+from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
+from dreaming.memory.diary import DiaryEntry, DiarySection, append_diary_entry, diary_sections, render_diary_entry
+from dreaming.memory.files import (
     BadLine,
     InputReport,
     LoadedState,
@@ -21,18 +19,40 @@ from dreaming.memory._io import (
     before_write,
     check_write_path,
     dump_json,
+    fingerprint,
     iter_jsonl,
     move_aside,
     read_state,
+    record_event,
     set_aside_unreadable,
     sweep_orphan_temps,
 )
-from dreaming.memory._lock import ConsolidationLock, pid_alive
-from dreaming.memory._run_plan import settled_decision
-from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
-from dreaming.memory._workspace import Workspace, check_confined, init_workspace
+from dreaming.memory.insights import (
+    INDEX_END,
+    INDEX_START,
+    InsightFile,
+    PriorInsights,
+    Scalar,
+    active_insights,
+    load_prior_insights,
+    parse_scalar,
+    read_insight,
+    render_insight,
+    write_insight,
+    write_memory_index,
+)
+from dreaming.memory.workspace import (
+    ConsolidationLock,
+    Workspace,
+    check_confined,
+    init_workspace,
+    pid_alive,
+    settled_decision,
+)
 
 __all__ = [
+    "INDEX_END",
+    "INDEX_START",
     "REDACTED",
     "SECRET_GLOBS",
     "BadLine",
@@ -40,9 +60,13 @@ __all__ = [
     "DiaryEntry",
     "DiarySection",
     "InputReport",
+    "InsightFile",
     "LoadedState",
+    "PriorInsights",
+    "Scalar",
     "Workspace",
     "WriteFaults",
+    "active_insights",
     "append_diary_entry",
     "append_jsonl",
     "atomic_write_bytes",
@@ -58,13 +82,19 @@ __all__ = [
     "is_secret_name",
     "is_secret_path",
     "iter_jsonl",
+    "load_prior_insights",
     "move_aside",
+    "parse_scalar",
     "pid_alive",
+    "read_insight",
     "read_state",
     "record_event",
     "redact_secrets",
     "render_diary_entry",
+    "render_insight",
     "set_aside_unreadable",
     "settled_decision",
     "sweep_orphan_temps",
+    "write_insight",
+    "write_memory_index",
 ]

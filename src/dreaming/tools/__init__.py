@@ -14,9 +14,11 @@ from dreaming.tools.codebase import (
 from dreaming.tools.memory_search import (
     FakeMemorySearch,
     MemorySearch,
+    SearchOutcome,
     WorkspaceMemorySearch,
     hits_to_json,
     memory_search_tool,
+    search_and_record,
 )
 from dreaming.tools.web import FakeWebSearch, TavilyWebSearch, WebSearch, web_search_from_env, web_search_tool
 
@@ -28,6 +30,7 @@ __all__ = [
     "FakeWebSearch",
     "MemorySearch",
     "RipgrepSearch",
+    "SearchOutcome",
     "TavilyWebSearch",
     "WebSearch",
     "WorkspaceMemorySearch",
@@ -36,6 +39,7 @@ __all__ = [
     "hits_to_json",
     "is_secret_path",
     "memory_search_tool",
+    "search_and_record",
     "web_search_from_env",
     "web_search_tool",
 ]

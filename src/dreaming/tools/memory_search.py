@@ -4,30 +4,41 @@ The seam is synchronous (``search(query, limit)``): the index is a local SQLite 
 milliseconds. The LangChain tool runs it in a worker thread (``asyncio.to_thread``) when called asynchronously,
 so a graph fanning out research never blocks its event loop. Dreaming's own output (DREAMS.md, dream reports,
 machine state) is excluded by construction: the index never contains it.
+
+:func:`search_and_record` is what ``dreaming search`` does: search, then record what was recalled and any knowledge
+gap. Recording is best effort and must never fail or block the search (OpenClaw's "recall tracking must never block
+memory recall"): an error while recording is logged as a warning and counted in the outcome, never raised.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from dreaming.memory import Workspace
-from dreaming.memory.search import MemoryIndex, SearchHit
+from dreaming.memory.gaps import GapType, KnowledgeGap, classify_gap, record_gap
+from dreaming.memory.search import MemoryIndex, SearchHit, search_memory
 
 __all__ = [
     "MAX_TOOL_LIMIT",
     "FakeMemorySearch",
     "MemorySearch",
+    "SearchOutcome",
     "WorkspaceMemorySearch",
     "hits_to_json",
     "memory_search_tool",
+    "search_and_record",
 ]
+
+_log = logging.getLogger(__name__)
 
 MAX_TOOL_LIMIT = 20
 """The most hits a model may ask for in one call."""
@@ -113,3 +124,58 @@ def memory_search_tool(search: MemorySearch) -> BaseTool:
         description=TOOL_DESCRIPTION,
         args_schema=_MemorySearchArgs,
     )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SearchOutcome:
+    """The hits of a search and what recording them did."""
+
+    hits: list[SearchHit]
+    """The hits, best first."""
+    gap_type: GapType | None = None
+    """The gap the search left, if any."""
+    gap: KnowledgeGap | None = None
+    """The recorded gap (None when there was none, or recording it failed)."""
+    recording_errors: int = 0
+    """How many recording steps failed (each logged as a warning)."""
+
+
+def search_and_record(
+    ws: Workspace, query: str, *, now: datetime, timezone: str = "UTC", limit: int = 8
+) -> SearchOutcome:
+    """Search the memory, record the hits as recalls, and record a knowledge gap when the search found little.
+
+    Raises:
+        ToolError: the index cannot be opened (the search itself failed; nothing is recorded).
+    """
+    hits = search_memory(ws, query, limit=limit)
+    errors = 0
+    if hits:
+        try:
+            # Imported inside the try, as before the move: a recall path that cannot even load is a recording error.
+            from dreaming.memory.recall import RecallResult, record_short_term_recalls
+
+            results = [
+                RecallResult(
+                    path=hit.path,
+                    start_line=hit.start_line,
+                    end_line=hit.end_line,
+                    score=hit.score,
+                    snippet=hit.snippet,
+                    source=hit.source,
+                )
+                for hit in hits
+            ]
+            record_short_term_recalls(ws, query=query, results=results, now=now, timezone=timezone)
+        except Exception as exc:  # recording must never fail the search
+            errors += 1
+            _log.warning("could not record the recall of %r: %s", query, exc, exc_info=True)
+    gap_type = classify_gap(query, hits)
+    gap: KnowledgeGap | None = None
+    if gap_type is not None:
+        try:
+            gap = record_gap(ws, query, gap_type, best_score=max((hit.score for hit in hits), default=0.0), now=now)
+        except Exception as exc:  # recording must never fail the search
+            errors += 1
+            _log.warning("could not record the knowledge gap %r: %s", query, exc, exc_info=True)
+    return SearchOutcome(hits=hits, gap_type=gap_type, gap=gap, recording_errors=errors)

@@ -9,7 +9,7 @@ import pytest
 
 import dreaming.memory.gaps as gaps_pkg
 from dreaming.memory import Workspace, iter_jsonl
-from dreaming.memory._io import InputReport
+from dreaming.memory.files import InputReport
 from dreaming.memory.gaps import _store as store
 from dreaming.memory.gaps import (
     classify_gap,

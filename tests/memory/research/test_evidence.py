@@ -19,8 +19,8 @@ from dreaming.memory.research import (
 def test_public_surface_is_pinned() -> None:
     assert sorted(research.__all__) == sorted(
         [
-            "REDACTED", "Claim", "ClaimValidation", "Conflict", "Decision", "Evidence", "EvidenceCheck",
-            "EvidencePool", "FindingOutcome", "InsightWrite", "LineReader", "Outcome", "ResearchFinding",
+            "REDACTED", "Claim", "ClaimValidation", "Conflict", "Evidence", "EvidenceCheck",
+            "EvidencePool", "FindingDecision", "FindingOutcome", "InsightWrite", "LineReader", "Outcome", "ResearchFinding",
             "ResearchInsight", "SourceHit", "SourceType", "Validation", "ValidationMethod", "append_research_log",
             "clean_claims", "content_hash", "decide", "definition_name", "fence_evidence", "fence_hits", "finding_from_validation",
             "identifiers", "is_statement", "numbers", "term_coverage", "LineRole", "PROSE_SUFFIXES", "asked_names",

@@ -5,7 +5,7 @@ import json
 from datetime import datetime, timedelta
 
 from dreaming.memory import Workspace, iter_jsonl
-from dreaming.memory._io import InputReport
+from dreaming.memory.files import InputReport
 from dreaming.memory.research import (
     Claim,
     Conflict,

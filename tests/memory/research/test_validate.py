@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import pytest
 
+from dreaming.memory._terms import stemmed_term_coverage as term_coverage
 from dreaming.memory.research import (
     Claim,
     EvidencePool,
@@ -14,7 +15,6 @@ from dreaming.memory.research import (
     supports_text,
     validate_claims,
 )
-from dreaming.memory.research._text import term_coverage
 from tests.memory.research.helpers import code, lines, memory, web
 
 QUESTION = "default confidence threshold"

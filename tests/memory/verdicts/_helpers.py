@@ -10,7 +10,7 @@ from typing import Any
 
 from dreaming.config import VerdictsConfig
 from dreaming.memory import Workspace
-from dreaming.memory._io import atomic_write_json
+from dreaming.memory.files import atomic_write_json
 from dreaming.memory.verdicts import VerdictCandidate, candidate_slug, passes_gate
 
 

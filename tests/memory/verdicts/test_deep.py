@@ -6,7 +6,8 @@ import pytest
 
 from dreaming.config import VerdictsConfig
 from dreaming.memory import Workspace
-from dreaming.memory.verdicts import deep_sleep_verdicts, gate_passing, read_insight, write_insight
+from dreaming.memory.insights import read_insight, write_insight
+from dreaming.memory.verdicts import deep_sleep_verdicts, gate_passing
 
 from ._helpers import candidate, snapshot, write_candidates
 

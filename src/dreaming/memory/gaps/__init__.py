@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
-from dreaming.memory.gaps._classify import LOW_CONFIDENCE, PARTIAL_COVERAGE, classify_gap
-from dreaming.memory.gaps._model import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, normalize_query
+from dreaming.memory.gaps._model import (
+    GAP_STATUSES,
+    GAP_TYPES,
+    LOW_CONFIDENCE,
+    PARTIAL_COVERAGE,
+    GapStatus,
+    GapType,
+    KnowledgeGap,
+    classify_gap,
+    normalize_query,
+)
 from dreaming.memory.gaps._store import (
     BACKOFF_SLACK,
     MAX_FRUITLESS_ATTEMPTS,

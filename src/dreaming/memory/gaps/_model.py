@@ -1,13 +1,24 @@
-"""The knowledge-gap record and how a query becomes its key."""
+"""The knowledge-gap record, how a query becomes its key, and whether a search left a gap (spec/research.md, Gaps)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-__all__ = ["GapStatus", "GapType", "KnowledgeGap", "normalize_query"]
+from dreaming.memory.search import SearchHit, salient_terms, term_coverage
+
+__all__ = [
+    "LOW_CONFIDENCE",
+    "PARTIAL_COVERAGE",
+    "GapStatus",
+    "GapType",
+    "KnowledgeGap",
+    "classify_gap",
+    "normalize_query",
+]
 
 GapType = Literal["no_results", "low_confidence", "partial_match"]
 """Why a search left a gap: it found nothing, only weak hits, or hits covering under half the query."""
@@ -119,3 +130,31 @@ def _when(value: Any) -> datetime:
     if parsed.tzinfo is None:
         raise ValueError(f"timestamp without a timezone: {value!r}")
     return parsed
+
+
+LOW_CONFIDENCE = 0.35
+"""A best score under this is a weak answer. With the search score, that means no hit holds even about a third of
+the query's salient terms: a chunk with every term scores at least 0.6."""
+
+PARTIAL_COVERAGE = 0.5
+"""A best hit holding under this share of the query's salient terms answers only part of the question."""
+
+
+def classify_gap(query: str, hits: Sequence[SearchHit]) -> GapType | None:
+    """Return the gap a search for ``query`` left, or None when its hits answer it.
+
+    The checks run in this order: no hits is ``no_results``; a best score under :data:`LOW_CONFIDENCE` is
+    ``low_confidence``; a best hit (highest score) whose snippet holds under :data:`PARTIAL_COVERAGE` of the salient
+    terms is ``partial_match``. A query with no letters or digits leaves no gap: there is nothing to look for.
+    """
+    terms = salient_terms(query)
+    if not terms:
+        return None
+    if not hits:
+        return "no_results"
+    best = max(hits, key=lambda hit: hit.score)
+    if best.score < LOW_CONFIDENCE:
+        return "low_confidence"
+    if term_coverage(terms, best.snippet) < PARTIAL_COVERAGE:
+        return "partial_match"
+    return None

@@ -22,11 +22,10 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from dreaming.memory._events import record_event
-from dreaming.memory._io import atomic_write_json, before_write, read_state
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import atomic_write_json, before_write, read_state, record_event
 from dreaming.memory.gaps._model import GapStatus, GapType, KnowledgeGap, normalize_query
 from dreaming.memory.research import redact_secrets
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "BACKOFF_SLACK",

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._concepts import derive_concept_tags, script_of
 from dreaming.memory.recall._contamination import is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path
@@ -33,6 +32,7 @@ from dreaming.memory.recall._store import (
     short_term_lock,
     write_store,
 )
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "AuditIssue",

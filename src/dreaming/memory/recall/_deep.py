@@ -18,9 +18,7 @@ from dreaming.memory._decode import (
     read_user_text,
     undecodable_note,
 )
-from dreaming.memory._events import record_event
-from dreaming.memory._io import InputReport, atomic_write_bytes, atomic_write_text
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport, atomic_write_bytes, atomic_write_text, record_event
 from dreaming.memory.recall._apply import (
     PlannedPromotion,
     compact_memory_for_budget,
@@ -35,6 +33,7 @@ from dreaming.memory.recall._phases import phase_report_path
 from dreaming.memory.recall._ranking import Candidate, RankingResult, rank_entries
 from dreaming.memory.recall._record import day_bucket_for
 from dreaming.memory.recall._store import RecallStore, format_iso, read_store, short_term_lock, write_store
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["AppliedPromotion", "PromotionSummary", "deep_sleep_recall"]
 

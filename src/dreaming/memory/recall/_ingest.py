@@ -23,9 +23,8 @@ from dreaming.memory._decode import (
     read_user_text,
     undecodable_note,
 )
-from dreaming.memory._io import InputReport, atomic_write_json
 from dreaming.memory._secrets import is_secret_path, redact_secrets
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport, atomic_write_json
 from dreaming.memory.recall._contamination import FENCE_END, FENCE_START, is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path, note_day
 from dreaming.memory.recall._record import (
@@ -36,6 +35,7 @@ from dreaming.memory.recall._record import (
     record_recall_batch,
 )
 from dreaming.memory.recall._store import format_iso, read_store
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "DAILY_INGESTION_SCORE",

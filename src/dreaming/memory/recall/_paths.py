@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["is_short_term_path", "normalize_memory_path", "note_day", "readable_note", "resolve_note_path"]
 

@@ -7,9 +7,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from dreaming.memory._decode import parse_json_bytes
-from dreaming.memory._io import atomic_write_json, move_aside
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import atomic_write_json, move_aside
 from dreaming.memory.recall._store import format_iso, parse_iso, short_term_lock
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "MAX_PHASE_HITS",

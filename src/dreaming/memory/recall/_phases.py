@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.config import DreamingConfig
-from dreaming.memory._io import InputReport, atomic_write_text
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport, atomic_write_text
 from dreaming.memory.recall._contamination import is_unpromotable_snippet
 from dreaming.memory.recall._ingest import IngestReport, ingest_daily_notes
 from dreaming.memory.recall._paths import readable_note
@@ -24,6 +23,7 @@ from dreaming.memory.recall._phase_signals import read_light_staged_keys, record
 from dreaming.memory.recall._ranking import _count
 from dreaming.memory.recall._record import day_bucket_for
 from dreaming.memory.recall._store import parse_iso, read_store
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "LIGHT_LOOKBACK_DAYS",

@@ -14,11 +14,11 @@ from datetime import datetime
 from typing import Any
 
 from dreaming.config import DeepConfig
-from dreaming.memory._workspace import Workspace
 from dreaming.memory.recall._contamination import is_unpromotable_snippet
 from dreaming.memory.recall._paths import is_short_term_path
 from dreaming.memory.recall._phase_signals import read_phase_signals
 from dreaming.memory.recall._store import clamp_unit, parse_iso, read_store
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "LIGHT_BOOST_MAX",

@@ -14,8 +14,7 @@ from datetime import datetime
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from dreaming.memory._events import record_event
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import record_event
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path, readable_note
@@ -28,6 +27,7 @@ from dreaming.memory.recall._store import (
     short_term_lock,
     write_store,
 )
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "MAX_ENTRIES",

@@ -27,9 +27,8 @@ from typing import Any
 
 from dreaming.errors import LockBusyError
 from dreaming.memory._decode import parse_json_bytes, why_unparsable
-from dreaming.memory._io import atomic_write_bytes, before_write, check_write_path, move_aside
-from dreaming.memory._lock import pid_alive
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import atomic_write_bytes, before_write, check_write_path, move_aside
+from dreaming.memory.workspace import Workspace, pid_alive
 
 __all__ = [
     "LOCK_RETRY_S",

@@ -1,20 +1,25 @@
-"""Gap research, the deterministic part: evidence, claims, validation, decisions, records, insights, DREAMS.md.
+"""Gap research, the deterministic part: evidence, claims, validation, finding decisions, records, insights, DREAMS.md.
 
-Imports no LangGraph and no LLM code; the research subgraph calls these functions.
+Imports no LangGraph and no LLM code; the research subgraph calls these functions. ``salient_terms`` and
+``term_coverage`` are the stemmed terms of ``memory/_terms.py`` (``stemmed_salient_terms``, ``stemmed_term_coverage``),
+exported under their historical names.
 """
 
 from __future__ import annotations
 
-from dreaming.memory.research._claims import Claim, clean_claims
-from dreaming.memory.research._decide import Decision, Outcome, decide
+from dreaming.memory._terms import identifiers, search_words
+from dreaming.memory._terms import stemmed_salient_terms as salient_terms
+from dreaming.memory._terms import stemmed_term_coverage as term_coverage
 from dreaming.memory.research._evidence import (
     CODE_ROLES,
     REDACTED,
+    Claim,
     Evidence,
     EvidencePool,
     LineRole,
     SourceHit,
     SourceType,
+    clean_claims,
     content_hash,
     fence_evidence,
     fence_hits,
@@ -29,9 +34,12 @@ from dreaming.memory.research._insights import (
     write_research_insight,
 )
 from dreaming.memory.research._records import (
+    FindingDecision,
     FindingOutcome,
+    Outcome,
     ResearchFinding,
     append_research_log,
+    decide,
     finding_from_validation,
     research_log_row,
 )
@@ -43,14 +51,10 @@ from dreaming.memory.research._text import (
     ABBREVIATIONS,
     asked_names,
     bindings,
-    identifiers,
     names_in,
     numbers,
     reads_as_instruction,
-    salient_terms,
-    search_words,
     short_form,
-    term_coverage,
 )
 from dreaming.memory.research._validate import (
     ClaimValidation,
@@ -72,10 +76,10 @@ __all__ = [
     "Claim",
     "ClaimValidation",
     "Conflict",
-    "Decision",
     "Evidence",
     "EvidenceCheck",
     "EvidencePool",
+    "FindingDecision",
     "FindingOutcome",
     "InsightWrite",
     "LineReader",

@@ -9,7 +9,8 @@ sources, a re-verified code line, more sources, and only then confidence, so a w
 source never blocks a right one), and the old one is not the user's own word: the old file moves to
 ``insights/archive/`` with ``status: superseded`` and ``superseded_by``, and the new one says ``supersedes``.
 Otherwise nothing is written and a :class:`Conflict`, with both claims, is returned for DREAMS.md. Nothing is ever
-deleted; every write is atomic; the same inputs on the same date give the same bytes.
+deleted; every write is atomic; the same inputs on the same date give the same bytes. The front matter is read and
+written by the one insight-file codec (``memory/insights.py``), in the research value style.
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
-from dreaming.memory._decode import has_undecodable
-from dreaming.memory._io import atomic_write_text
-from dreaming.memory._workspace import Workspace
+from dreaming.memory._terms import stemmed_salient_terms
+from dreaming.memory.files import atomic_write_text
+from dreaming.memory.insights import FrontValue, Scalar, read_front_matter, render_front_matter, unquote
 from dreaming.memory.research._evidence import content_hash, redact_secrets
 from dreaming.memory.research._records import ResearchFinding
-from dreaming.memory.research._text import salient_terms
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "RELATED_TERM_FRACTION",
@@ -175,64 +176,21 @@ class Conflict:
     """Why it was not superseded."""
 
 
-def _quote(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _front_matter(meta: list[tuple[str, Any]]) -> str:
-    lines = ["---"]
-    for key, value in meta:
-        if isinstance(value, list | tuple):
-            lines.append(f"{key}:")
-            lines.extend(f"  - {_quote(str(v))}" for v in value)
-        elif isinstance(value, float):
-            lines.append(f"{key}: {value:.2f}")
-        elif key in _BARE_KEYS:
-            lines.append(f"{key}: {value}")
-        else:
-            lines.append(f"{key}: {_quote(str(value))}")
-    lines.append("---")
-    return "\n".join(lines) + "\n"
+def _research_value(key: str, value: Scalar) -> str:
+    """Write one research-insight value: floats with two decimals, ids/dates/enums bare, free text JSON-quoted."""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if key in _BARE_KEYS:
+        return f"{value}"
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 def _parse(path: Path) -> ResearchInsight | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+    split = read_front_matter(path, unquote)
+    if split is None:
         return None
-    if not text.startswith("---\n"):
-        return None
-    end = text.find("\n---\n", 4)
-    if end < 0:
-        return None
-    meta: dict[str, Any] = {}
-    current_list: list[str] | None = None
-    for line in text[4:end].splitlines():
-        if line.startswith("  - ") and current_list is not None:
-            current_list.append(_unquote(line[4:]))
-            continue
-        key, sep, value = line.partition(":")
-        if not sep:
-            continue
-        value = value.strip()
-        if value:
-            meta[key.strip()] = _unquote(value)
-            current_list = None
-        else:
-            current_list = []
-            meta[key.strip()] = current_list
-    return ResearchInsight(path=path, meta=meta, body=text[end + 5 :])
-
-
-def _unquote(value: str) -> str:
-    if value.startswith('"'):
-        try:
-            text = str(json.loads(value))
-        except json.JSONDecodeError:
-            return value
-        # An escaped lone surrogate could never be written back: keep the value as it stands.
-        return value if has_undecodable(text) else text
-    return value
+    meta, body = split
+    return ResearchInsight(path=path, meta=meta, body=body)
 
 
 def read_research_insights(ws: Workspace) -> list[ResearchInsight]:
@@ -248,7 +206,7 @@ def read_research_insights(ws: Workspace) -> list[ResearchInsight]:
 def _related(question: str, slug: str, insight: ResearchInsight) -> bool:
     if insight.path.stem == f"research-{slug}":
         return True
-    a, b = set(salient_terms(question)), set(salient_terms(insight.question))
+    a, b = set(stemmed_salient_terms(question)), set(stemmed_salient_terms(insight.question))
     return bool(a | b) and len(a & b) / len(a | b) >= RELATED_TERM_FRACTION
 
 
@@ -260,7 +218,7 @@ def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, toda
     assert finding.claim is not None
     gap = " ".join(redact_secrets(finding.gap).split())
     claim = " ".join(redact_secrets(finding.claim.text).split())
-    meta: list[tuple[str, Any]] = [
+    meta: list[tuple[str, FrontValue]] = [
         ("id", insight_id),
         ("kind", "research"),
         ("title", gap),
@@ -279,7 +237,7 @@ def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, toda
     meta.extend(("supersedes", old) for old in supersedes)
     sources = "\n".join(f"- [{item.id}] {item.source_type}: {item.locator}" for item in finding.evidence)
     return (
-        _front_matter(meta)
+        render_front_matter(meta, _research_value)
         + f"\n# 🔎 Research: {gap}\n\n## Finding\n\n{claim}\n\n## Sources\n\n{sources}\n\n"
         + f"## Validation\n\n- Method: {finding.method}\n- Confidence: {finding.confidence:.2f}\n"
         + f"- Independent sources: {finding.independent_sources}\n- Reason: {redact_secrets(finding.reason)}\n"

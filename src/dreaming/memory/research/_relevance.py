@@ -32,21 +32,17 @@ import itertools
 import re
 from typing import Literal
 
-from dreaming.memory.research._claims import Claim
-from dreaming.memory.research._evidence import CODE_ROLES, Evidence
+from dreaming.memory._terms import STEMMED_STOP_WORDS, identifiers, stemmed_salient_terms, stemmed_term_coverage
+from dreaming.memory.research._evidence import CODE_ROLES, Claim, Evidence
 from dreaming.memory.research._statements import mapping_entry
 from dreaming.memory.research._text import (
     SCOPE_NOTE,
-    STOP_WORDS,
     asked_names,
     bindings,
     exception_names,
-    identifiers,
     named_libraries,
     names_in,
     numbers,
-    salient_terms,
-    term_coverage,
     value_tokens,
     whole_names,
     with_abbreviations,
@@ -107,13 +103,13 @@ def question_coverage(question: str, text: str, *, ignore: frozenset[str] = froz
     of a short question ("search" of "who owns the search service") is not relevance. Terms in ``ignore`` (words
     that say what kind of answer is wanted, such as ``default`` or ``error``) are left out when others remain.
     """
-    skip = set(ignore) | set(salient_terms(" ".join(sorted(ignore))))
-    terms = tuple(t for t in salient_terms(question) if t not in skip) or salient_terms(question)
+    skip = set(ignore) | set(stemmed_salient_terms(" ".join(sorted(ignore))))
+    terms = tuple(t for t in stemmed_salient_terms(question) if t not in skip) or stemmed_salient_terms(question)
     wanted = numbers(question)
     total = len(terms) + len(wanted)
     if total == 0:
         return None
-    found = term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))
+    found = stemmed_term_coverage(terms, text) * len(terms) + len(wanted & numbers(text))
     if found < min(total, MIN_RELEVANT_TERMS) - 1e-9:
         return 0.0
     return found / total
@@ -195,7 +191,7 @@ GENERIC_WORDS = frozenset(
      "field", "attribute", "variable", "constant", "number", "kind", "sort"}
 )  # fmt: skip
 """Words that say what kind of thing a question asks for, not which one: they never tie a claim to a question."""
-GENERIC_STEMS = GENERIC_WORDS | frozenset(salient_terms(" ".join(sorted(GENERIC_WORDS))))
+GENERIC_STEMS = GENERIC_WORDS | frozenset(stemmed_salient_terms(" ".join(sorted(GENERIC_WORDS))))
 
 
 PROPER_NAME = re.compile(r"\w[\s:;,]+[A-Z][a-z]+")
@@ -260,8 +256,8 @@ def spells(identifier: str, question: str) -> bool:
 
     ``recursion_limit`` spells "the recursion limit"; ``STYLE_COMMANDS_TABLE_SHOW_LINES`` does not spell "command line".
     """
-    parts = salient_terms(" ".join(_parts_of(identifier)))
-    terms = salient_terms(question)
+    parts = stemmed_salient_terms(" ".join(_parts_of(identifier)))
+    terms = stemmed_salient_terms(question)
     return bool(set(itertools.pairwise(parts)) & set(itertools.pairwise(terms)))
 
 
@@ -272,14 +268,14 @@ def _parts_of(identifier: str) -> list[str]:
 def _specific_terms(question: str) -> list[str]:
     # The question's salient terms minus the words that only say what kind of answer is wanted.
     skip = GENERIC_WORDS | _EXCEPTION_WORDS | _VERBS | _WH
-    skip |= set(salient_terms(" ".join(sorted(skip))))
-    return [t for t in salient_terms(question) if t not in skip]
+    skip |= set(stemmed_salient_terms(" ".join(sorted(skip))))
+    return [t for t in stemmed_salient_terms(question) if t not in skip]
 
 
 def _question_words(question: str) -> set[str]:
     names, subjects = asked_names(question)
-    words = with_abbreviations([*names, *subjects, *salient_terms(question), *names_in(question)])
-    return words - STOP_WORDS - GENERIC_WORDS
+    words = with_abbreviations([*names, *subjects, *stemmed_salient_terms(question), *names_in(question)])
+    return words - STEMMED_STOP_WORDS - GENERIC_WORDS
 
 
 def _binds_asked(question: str, claim_text: str) -> bool:

@@ -25,8 +25,9 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from dreaming.memory._terms import word_count
 from dreaming.memory.research._evidence import Evidence
-from dreaming.memory.research._text import bindings, word_count
+from dreaming.memory.research._text import bindings
 
 __all__ = [
     "MIN_CLAIM_WORDS",

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from dreaming.memory.research._claims import Claim
-from dreaming.memory.research._evidence import REDACTED, Evidence
+from dreaming.memory._terms import stemmed_salient_terms
+from dreaming.memory.research._evidence import REDACTED, Claim, Evidence
 from dreaming.memory.research._relevance import RELEVANCE_FRACTION, answer_relevance, question_kind
 from dreaming.memory.research._statements import cited_code_lines, code_statement, is_statement
 from dreaming.memory.research._text import (
@@ -15,7 +15,6 @@ from dreaming.memory.research._text import (
     bindings,
     names_in,
     reads_as_instruction,
-    salient_terms,
     value_tokens,
     with_abbreviations,
 )
@@ -70,7 +69,7 @@ def _statements(question: str, item: Evidence) -> list[tuple[str, int]]:
     if found is None or reads_as_instruction(found.text):
         return []
     names, _ = asked_names(question)
-    wanted = with_abbreviations([*names, *salient_terms(question)])
+    wanted = with_abbreviations([*names, *stemmed_salient_terms(question)])
     in_scope = bool(names) and bool(set(names) & names_in((item.scope or "").replace(".", " ")))
     names_it = found.name is not None and bool(names_in(found.name) & wanted) and (in_scope or not names)
     names_it = names_it or (found.name is not None and found.name.lower() in {n.replace("_", "") for n in names})
@@ -103,7 +102,7 @@ def synthesize_extractive(
         where = item.path or "" if item.source_type == "codebase" else ""
         for text, tier in _statements(question, item):
             # A line that held a secret is about the secret, not an answer: never a claim.
-            if len(text) > MAX_CLAIM_CHARS or REDACTED in text or not salient_terms(text):
+            if len(text) > MAX_CLAIM_CHARS or REDACTED in text or not stemmed_salient_terms(text):
                 continue
             coverage = answer_relevance(question, f"{text} {where}") or 0.0
             if coverage >= RELEVANCE_FRACTION:

@@ -1,171 +1,42 @@
-"""Salient terms and numbers: the fixed tokenization every research rule is built on.
+"""Numbers, values, bindings, asked names and instructions: what the research support and relevance rules look at.
 
-Two kinds of term come out of a text:
-
-- **identifiers**: a name with an underscore or a camelCase hump (``MAX_GAPS``, ``max_gaps_per_night``,
-  ``bookingModification``). It is one strong term, normalized to lower snake case (``max_gaps``,
-  ``booking_modification``), never stemmed and never split: a question about ``MAX_GAPS`` is not a question about
-  every "max".
-- **words**: everything else, lowercased and stemmed by the Snowball English stemmer (``capped``, ``caps`` ->
-  ``cap``; ``queries`` -> ``queri``; ``detection``, ``detected`` -> ``detect``), minus stop words, one-letter words and
-  bare numbers.
-
-When a *text* is searched for terms, an identifier in it also yields its parts as words, so that code meets prose:
-``GAP_CAP_PCT`` holds the words "gap", "cap" and "pct" as well as the identifier ``gap_cap_pct``.
+Built on the stemmed terms of ``memory/_terms.py`` (the one home of tokenizing), whose docstring describes them.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
-import snowballstemmer
+from dreaming.memory._terms import (
+    DIGITS,
+    STEMMED_STOP_WORDS,
+    identifier_form,
+    name_parts,
+    name_runs,
+    stem_word,
+    stemmed_tokens,
+)
 
 __all__ = [
     "ABBREVIATIONS",
     "SCOPE_NOTE",
-    "STOP_WORDS",
     "asked_names",
     "bindings",
     "exception_names",
     "has_value",
-    "identifiers",
     "named_libraries",
     "names_in",
     "numbers",
     "reads_as_instruction",
-    "salient_terms",
-    "search_words",
     "short_form",
-    "term_coverage",
     "value_tokens",
     "whole_names",
     "with_abbreviations",
-    "word_count",
 ]
 
-_STOP_WORDS_TEXT = """
-    a about above after again against all am an and any are as at be because been before being below between both but
-    by can could did do does doing done down during each either else few for from further get gets got had has have
-    having he her here hers him his how i if in into is it its itself just let may me might more most must my no nor not
-    now of off on once only or other our ours out over own same shall she should so some such than that the their theirs
-    them then there these they this those through to too under until up us use used uses using very via was we were
-    what when where which while who whom why will with would you your yours
-"""
-STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
-"""Words that carry no meaning for matching a claim to a snippet (English function words and question words)."""
-
-_RUN = re.compile(r"[A-Za-z0-9_]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_STEMMER = snowballstemmer.stemmer("english")
-_STEMMER_LOCK = threading.Lock()
 # A number stands alone: "v4" and "sha256" are names, not numbers; "0.7", "10,000" and "-3" are numbers.
 _NUMBER = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.,])-?\d+(?:\.\d+)?(?![\w]|\.\d)")
-_DIGITS = re.compile(r"\d+(?:\.\d+)?")
-
-
-def _fold_plural(token: str) -> str:
-    if len(token) > 4 and token.endswith("ies"):
-        return token[:-3] + "y"
-    if len(token) > 3 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]
-    return token
-
-
-@functools.lru_cache(maxsize=65_536)
-def _stem(token: str) -> str:
-    # The Snowball (Porter 2) English stemmer, fixed and well known: "gaps" meets "gap", "capped" "cap", "detection"
-    # "detected". A stem shorter than 2 letters keeps the word.
-    with _STEMMER_LOCK:  # a Snowball stemmer keeps state between words: one thread at a time
-        stem = _STEMMER.stemWord(token)
-    return stem if len(stem) >= 2 else token
-
-
-def _parts(run: str) -> list[str]:
-    return [part.lower() for piece in run.split("_") for part in _CAMEL.split(piece) if part]
-
-
-def _identifier(run: str) -> str | None:
-    core = run.strip("_")
-    if not core or not core[0].isalpha():
-        return None
-    parts = _parts(core)
-    return "_".join(parts) if len(parts) >= 2 else None
-
-
-def _runs(text: str) -> Iterator[tuple[str, str | None, list[str]]]:
-    # Each run of name characters: as written, its identifier form (or None), its parts.
-    for match in _RUN.finditer(text):
-        run = match.group()
-        yield run, _identifier(run), _parts(run)
-
-
-def _is_salient_word(part: str) -> bool:
-    return part not in STOP_WORDS and len(part) >= 2 and not _DIGITS.fullmatch(part)
-
-
-def _tokens(text: str) -> set[str]:
-    # What a text offers to match against: every stemmed word, identifier parts included, and every identifier.
-    found: set[str] = set()
-    for _, ident, parts in _runs(text):
-        found.update(_stem(part) for part in parts)
-        if ident is not None:
-            found.add(ident)
-    return found
-
-
-def salient_terms(text: str) -> tuple[str, ...]:
-    """Return the salient terms of ``text`` in order, unique: identifiers whole (``max_gaps``), stemmed words."""
-    seen: dict[str, None] = {}
-    for _, ident, parts in _runs(text):
-        if ident is not None:
-            seen.setdefault(ident, None)
-            continue
-        for part in parts:
-            stem = _stem(part)
-            if _is_salient_word(part) and _is_salient_word(stem):
-                seen.setdefault(stem, None)
-    return tuple(seen)
-
-
-def identifiers(text: str) -> tuple[str, ...]:
-    """Return the identifiers of ``text`` as written (``MAX_GAPS``, ``bookingModification``), in order, unique."""
-    return tuple(dict.fromkeys(run.strip("_") for run, ident, _ in _runs(text) if ident is not None))
-
-
-def search_words(text: str) -> tuple[str, ...]:
-    """Return what to look for literally: identifiers as written, then each salient word in a searchable form.
-
-    A word is searched by its stem when the stem is a prefix of it and has 4+ letters (``locked`` -> ``lock``),
-    else by the word with its plural folded (``files`` -> ``file``, ``capped`` stays): a short stem such as ``fil``
-    would match half of any codebase.
-    """
-    seen: dict[str, None] = dict.fromkeys(identifiers(text))
-    for _, ident, parts in _runs(text):
-        if ident is not None:
-            continue
-        for part in parts:
-            stem, folded = _stem(part), _fold_plural(part)
-            if _is_salient_word(part) and _is_salient_word(stem):
-                seen.setdefault(stem if len(stem) >= 4 and folded.startswith(stem) else folded, None)
-    return tuple(seen)
-
-
-def word_count(text: str) -> tuple[int, int]:
-    """Return ``(words, plain_words)``: word and number tokens (identifier parts counted), and those outside names.
-
-    ``"MAX_GAPS is 5"`` has 4 words (max, gaps, is, 5) and 1 plain word (is); ``"max_gaps,"`` has 2 and 0.
-    """
-    words = plain = 0
-    for match in _RUN.finditer(_DIGITS.sub("0", text)):
-        run = match.group()
-        parts = _parts(run)
-        words += len(parts)
-        if _identifier(run) is None and any(c.isalpha() for c in run):
-            plain += 1
-    return words, plain
 
 
 def numbers(text: str) -> frozenset[str]:
@@ -183,14 +54,6 @@ def numbers(text: str) -> frozenset[str]:
             value = str(int(value))
         found.add("0" if value == "0" else sign + value)
     return frozenset(found)
-
-
-def term_coverage(terms: tuple[str, ...], text: str) -> float:
-    """Return the fraction of ``terms`` found in ``text`` (its words, identifier parts and identifiers); 1.0 if none."""
-    if not terms:
-        return 1.0
-    present = _tokens(text)
-    return sum(1 for t in terms if t in present) / len(terms)
 
 
 # -- Values, bindings, asked names and instructions: what the support and relevance rules look at. --------------------
@@ -262,7 +125,7 @@ def reads_as_instruction(text: str) -> bool:
 def _norm_value(value: str) -> str:
     value = " ".join(value.split()).strip("\"'`").strip()  # a value over several lines reads as one
     found = numbers(value)
-    if len(found) == 1 and _DIGITS.search(value) and not re.search(r"[A-Za-z]", value):
+    if len(found) == 1 and DIGITS.search(value) and not re.search(r"[A-Za-z]", value):
         return next(iter(found))
     return value.lower()
 
@@ -301,12 +164,12 @@ ABBREVIATIONS = {"maximum": "max", "minimum": "min", "number": "num", "exponent"
                   "configuration": "config", "arguments": "args", "argument": "arg", "attempts": "attempt"}  # fmt: skip
 
 
-_SHORT_BY_STEM = {_stem(word): short for word, short in ABBREVIATIONS.items()}
+_SHORT_BY_STEM = {stem_word(word): short for word, short in ABBREVIATIONS.items()}
 
 
 def short_form(term: str) -> str | None:
     """Return the short form code uses for a word or its stem (``maximum`` -> ``max``, ``configur`` -> ``config``)."""
-    return ABBREVIATIONS.get(term) or _SHORT_BY_STEM.get(term) or _SHORT_BY_STEM.get(_stem(term))
+    return ABBREVIATIONS.get(term) or _SHORT_BY_STEM.get(term) or _SHORT_BY_STEM.get(stem_word(term))
 
 
 def with_abbreviations(terms: Iterable[str]) -> set[str]:
@@ -334,14 +197,14 @@ def bindings(text: str, *, literal: bool = False) -> frozenset[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
     for match in _BINDING.finditer(SCOPE_NOTE.sub("", text)):
         name = match.group("name").rsplit(".", 1)[-1]
-        if not name or name.lower() in STOP_WORDS:
+        if not name or name.lower() in STEMMED_STOP_WORDS:
             continue
         value = match.group("value")
         if match.group("op") not in (None, "=") and (re.fullmatch(r"[a-z]+", value) or name in ("self", "cls")):
             continue  # "the value is cached" and "self is x" are not bindings; "the limit is 25" and "X is None" are
         if literal and not (value[0] in "\"'-" or value[0].isdigit() or value in ("True", "False", "None")):
             continue
-        key, bound = "_".join(_parts(name)), _norm_value(value)
+        key, bound = "_".join(name_parts(name)), _norm_value(value)
         if bound != key:  # "self.guard = guard" passes a value along, it binds none
             found.add((key, bound))
     return frozenset(found)
@@ -356,22 +219,22 @@ def asked_names(question: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """
     names: dict[str, None] = {}
     for match in _BACKTICKED.finditer(question):
-        for _run, ident, parts in _runs(match.group(1)):
+        for _run, ident, parts in name_runs(match.group(1)):
             names.setdefault(ident or "_".join(parts), None)
     for match in _DOTTED.finditer(question):
         for piece in match.group().split("."):
-            ident = _identifier(piece)
+            ident = identifier_form(piece)
             names.setdefault(ident or piece.lower(), None)
-    for _run, ident, _ in _runs(question):
+    for _run, ident, _ in name_runs(question):
         if ident is not None:
             names.setdefault(ident, None)
     for match in _CAMEL_WORD.finditer(question):
-        names.setdefault(_identifier(match.group()) or match.group().lower(), None)
+        names.setdefault(identifier_form(match.group()) or match.group().lower(), None)
     subjects: dict[str, None] = {}
     for pattern in (_POSSESSIVE, _LIBRARY, _QUALIFIER, _OWNER):
         for match in pattern.finditer(question):
             word = match.group(1).lower()
-            if word not in STOP_WORDS and len(word) > 2 and word not in _NOT_SUBJECTS:
+            if word not in STEMMED_STOP_WORDS and len(word) > 2 and word not in _NOT_SUBJECTS:
                 subjects.setdefault(word, None)
     return tuple(n for n in names if n), tuple(s for s in subjects if s not in names)
 
@@ -383,23 +246,23 @@ def whole_names(text: str) -> set[str]:
     ``EphemeralValue.__init__``.
     """
     found: set[str] = set()
-    for run, ident, parts in _runs(text):
+    for run, ident, parts in name_runs(text):
         found.update({run.lower(), "_".join(parts), ident or "_".join(parts)})
         if ident is None:
-            found.update(_stem(part) for part in parts)
+            found.update(stem_word(part) for part in parts)
     return found
 
 
 def named_libraries(text: str) -> tuple[str, ...]:
     """Return the libraries ``text`` says it is about in so many words ("in the backoff library"), lowercased."""
     found = (m.group(1).lower() for m in _LIBRARY.finditer(text))
-    return tuple(dict.fromkeys(w for w in found if w not in STOP_WORDS and w not in _NOT_SUBJECTS))
+    return tuple(dict.fromkeys(w for w in found if w not in STEMMED_STOP_WORDS and w not in _NOT_SUBJECTS))
 
 
 def names_in(text: str) -> set[str]:
     """Return every name form in ``text`` a required name is looked up in: identifiers, words, and their parts."""
-    found = set(_tokens(text))
-    for run, _ident, parts in _runs(text):
+    found = set(stemmed_tokens(text))
+    for run, _ident, parts in name_runs(text):
         found.add(run.lower())
         found.add("_".join(parts))
     return found

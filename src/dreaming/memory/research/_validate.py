@@ -71,8 +71,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from dreaming.memory.research._claims import Claim, clean_claims
-from dreaming.memory.research._evidence import Evidence, EvidencePool, redact_secrets
+from dreaming.memory._terms import stemmed_salient_terms, stemmed_term_coverage
+from dreaming.memory.research._evidence import Claim, Evidence, EvidencePool, clean_claims, redact_secrets
 from dreaming.memory.research._relevance import (
     GENERIC_STEMS,
     PROPER_NAME,
@@ -89,8 +89,6 @@ from dreaming.memory.research._text import (
     has_value,
     names_in,
     reads_as_instruction,
-    salient_terms,
-    term_coverage,
     value_tokens,
 )
 
@@ -282,8 +280,10 @@ def supports_text(claim_text: str, snippet: str) -> bool:
 def _supports(claim_text: str, text: str, context: str, *, comment: bool) -> tuple[bool, float, tuple[str, ...]]:
     # (supports, coverage of the claim's terms in the context, claim values missing from the text); generic words
     # ("defaults", "value") are phrasing, not content, when the claim has others.
-    terms = tuple(t for t in salient_terms(claim_text) if t not in GENERIC_STEMS) or salient_terms(claim_text)
-    coverage = term_coverage(terms, context) if terms else 0.0
+    terms = tuple(t for t in stemmed_salient_terms(claim_text) if t not in GENERIC_STEMS) or stemmed_salient_terms(
+        claim_text
+    )
+    coverage = stemmed_term_coverage(terms, context) if terms else 0.0
     values = value_tokens(claim_text)
     missing = tuple(sorted(v for v in values if not has_value(text, v)))
     bound = bindings(text)
@@ -302,7 +302,7 @@ def _supports(claim_text: str, text: str, context: str, *, comment: bool) -> tup
     if values or bindings(claim_text):
         ok = not missing and bindings_hold and coverage >= SUPPORT_TERM_FRACTION and not comment
     else:
-        ok = bool(terms) and term_coverage(terms, context) >= PROSE_SUPPORT_FRACTION
+        ok = bool(terms) and stemmed_term_coverage(terms, context) >= PROSE_SUPPORT_FRACTION
     return ok, coverage, missing
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dreaming.memory._decode import NAME_NOT_UTF8, has_undecodable, printable
 from dreaming.memory._secrets import is_secret_name
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "MAX_CHUNK_LINES",

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from dreaming.errors import ToolError
 from dreaming.memory._decode import read_user_text, undecodable_note
-from dreaming.memory._io import check_write_path
 from dreaming.memory._secrets import redact_secrets
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import check_write_path
 from dreaming.memory.search._chunks import chunk_markdown, scan_memory_files
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index"]
 

@@ -11,19 +11,37 @@ such chunk); a chunk holding one term of three scores at most 0.33. Raw BM25 is 
 absolute scale: its magnitude depends on the size of the corpus, and in a workspace of a dozen notes even a
 perfect match has a BM25 near zero. Ties are broken by path and line, so the same index and query always give
 the same list.
+
+It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
+agent). ``search_memory`` re-checks every file's size and mtime before each query, which is right for a one-off search
+but costs as much as the search itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the
+files at most once every ``max_staleness_s`` seconds, so a burst of searches pays for one check.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Literal
 
-from dreaming.memory._workspace import Workspace
-from dreaming.memory.search._index import open_index, refresh_index
-from dreaming.memory.search._terms import fts_match_expression, salient_terms, term_coverage
+from dreaming.memory._terms import fts_match_expression, index_salient_terms, index_term_coverage
+from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
+from dreaming.memory.workspace import Workspace
 
-__all__ = ["CANDIDATE_FACTOR", "RELEVANCE_FLOOR", "SNIPPET_MAX_CHARS", "SearchHit", "search_index", "search_memory"]
+__all__ = [
+    "CANDIDATE_FACTOR",
+    "DEFAULT_MAX_STALENESS_S",
+    "RELEVANCE_FLOOR",
+    "SNIPPET_MAX_CHARS",
+    "MemoryIndex",
+    "SearchHit",
+    "search_index",
+    "search_memory",
+]
 
 RELEVANCE_FLOOR = 0.6
 """The share of the score that full term coverage earns regardless of BM25 rank."""
@@ -33,6 +51,9 @@ CANDIDATE_FACTOR = 4
 
 SNIPPET_MAX_CHARS = 700
 """A hit's snippet is its chunk's text, cut to this many characters."""
+
+DEFAULT_MAX_STALENESS_S = 2.0
+"""How old the last check of the files may be before a :class:`MemoryIndex` search checks them again."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -71,7 +92,7 @@ def _snippet(text: str) -> str:
 
 def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
     """Search an already refreshed index; see :func:`search_memory`."""
-    terms = salient_terms(query)
+    terms = index_salient_terms(query)
     if not terms or limit <= 0:
         return []
     rows = conn.execute(
@@ -86,7 +107,7 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     scored: list[SearchHit] = []
     for path, start, end, text, rank in rows:
         relative = float(rank) / best if best < 0 else 1.0
-        score = term_coverage(terms, text) * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative)
+        score = index_term_coverage(terms, text) * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative)
         scored.append(
             SearchHit(
                 path=path,
@@ -115,3 +136,60 @@ def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHi
         return search_index(conn, query, limit=limit)
     finally:
         conn.close()
+
+
+class MemoryIndex:
+    """An open memory index that refreshes itself lazily; safe to share between threads."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        *,
+        max_staleness_s: float = DEFAULT_MAX_STALENESS_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._ws = ws
+        self._max_staleness_s = max_staleness_s
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._checked_at: float | None = None
+
+    def refresh(self) -> IndexRefresh:
+        """Re-check the files now and re-index what changed."""
+        with self._lock:
+            return self._refresh_locked()
+
+    def _refresh_locked(self) -> IndexRefresh:
+        if self._conn is None:
+            self._conn = open_index(self._ws)
+        result = refresh_index(self._ws, self._conn)
+        self._checked_at = self._clock()
+        return result
+
+    def search(self, query: str, *, limit: int = 8) -> list[SearchHit]:
+        """Search, re-checking the files first when the last check is older than the staleness bound."""
+        with self._lock:
+            if (
+                self._conn is None
+                or self._checked_at is None
+                or self._clock() - self._checked_at > self._max_staleness_s
+            ):
+                self._refresh_locked()
+            assert self._conn is not None
+            return search_index(self._conn, query, limit=limit)
+
+    def close(self) -> None:
+        """Close the index."""
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    def __enter__(self) -> MemoryIndex:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()

@@ -3,6 +3,8 @@
 review -> light -> REM -> deep, each a standalone step reading its input file and writing its output atomically:
 ``verdicts.jsonl`` -> ``verdict_review.jsonl`` -> ``verdict-signals.jsonl`` -> ``candidates.json`` ->
 ``memory/insights/<slug>.md`` (+ ``archive/``) and the MEMORY.md index. Deterministic: no model changes a number.
+Insight files themselves (reading, writing, the MEMORY.md index, prior insights) live in ``dreaming.memory``
+(``memory/insights.py``), shared with research insights.
 """
 
 from __future__ import annotations
@@ -14,15 +16,6 @@ from dreaming.memory.verdicts._deep import (
     deep_sleep_verdicts,
     gate_passing,
     load_candidates,
-)
-from dreaming.memory.verdicts._index import INDEX_END, INDEX_START, active_insights, write_memory_index
-from dreaming.memory.verdicts._insight_files import (
-    InsightFile,
-    Scalar,
-    parse_scalar,
-    read_insight,
-    render_insight,
-    write_insight,
 )
 from dreaming.memory.verdicts._light import LightSummary, light_sleep_verdicts
 from dreaming.memory.verdicts._prices import (
@@ -36,7 +29,6 @@ from dreaming.memory.verdicts._prices import (
     load_prices,
     parse_date,
 )
-from dreaming.memory.verdicts._prior import PriorInsights, load_prior_insights
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS
 from dreaming.memory.verdicts._rem import (
     FLAT_CAP_PCT,
@@ -53,8 +45,6 @@ from dreaming.memory.verdicts._review import ReviewSummary, review_verdicts
 __all__ = [
     "ATR_DAYS",
     "FLAT_CAP_PCT",
-    "INDEX_END",
-    "INDEX_START",
     "K_FLAT",
     "MIN_REGIME_ROWS",
     "REGIMES",
@@ -65,16 +55,12 @@ __all__ = [
     "VERDICT_KINDS",
     "WINDOWS",
     "DeepSummary",
-    "InsightFile",
     "LightSummary",
     "PriceBook",
     "PriceSeries",
-    "PriorInsights",
     "RemSummary",
     "ReviewSummary",
-    "Scalar",
     "VerdictCandidate",
-    "active_insights",
     "candidate_slug",
     "classify",
     "deep_sleep_verdicts",
@@ -83,15 +69,9 @@ __all__ = [
     "light_sleep_verdicts",
     "load_candidates",
     "load_prices",
-    "load_prior_insights",
     "parse_date",
-    "parse_scalar",
     "passes_gate",
-    "read_insight",
     "rem_sleep_verdicts",
-    "render_insight",
     "review_verdicts",
     "score_bucket",
-    "write_insight",
-    "write_memory_index",
 ]

@@ -25,7 +25,7 @@ from datetime import date
 from pathlib import Path
 from typing import TypeVar
 
-from dreaming.memory._io import InputReport
+from dreaming.memory.files import InputReport
 
 __all__ = ["ReviewedLines", "SignalLines", "drop", "drop_future", "hand_off", "take_over"]
 

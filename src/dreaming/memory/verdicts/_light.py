@@ -11,8 +11,7 @@ from operator import add, getitem
 from pathlib import Path
 from typing import Any
 
-from dreaming.memory._io import InputReport
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport
 from dreaming.memory.verdicts._handoff import ReviewedLines, SignalLines, drop, drop_future, hand_off, take_over
 from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
@@ -23,6 +22,7 @@ from dreaming.memory.verdicts._stream import (
     is_number,
     read_objects,
 )
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["LightSummary", "light_sleep_verdicts"]
 

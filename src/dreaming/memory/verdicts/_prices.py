@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 
 from dreaming.memory._decode import NAME_NOT_UTF8, NOT_UTF8, has_undecodable, printable
-from dreaming.memory._io import InputReport
+from dreaming.memory.files import InputReport
 
 __all__ = [
     "ATR_DAYS",

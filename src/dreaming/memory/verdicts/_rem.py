@@ -13,13 +13,13 @@ from itertools import compress
 from pathlib import Path
 
 from dreaming.config import VerdictsConfig
-from dreaming.memory._io import InputReport, atomic_write_json
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport, atomic_write_json
 from dreaming.memory.verdicts._candidates import VerdictCandidate, candidate_slug, passes_gate
 from dreaming.memory.verdicts._handoff import SignalLines, drop_future, take_over
 from dreaming.memory.verdicts._prices import REGIMES
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import bulk_objects, is_number, read_objects
+from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "FLAT_CAP_PCT",

@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from dreaming.memory._io import InputReport
-from dreaming.memory._workspace import Workspace
+from dreaming.memory.files import InputReport
 from dreaming.memory.verdicts._handoff import ReviewedLines, hand_off
 from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import _CHUNK_LINES, AtomicLineWriter, bulk_objects, format_number, read_objects
+from dreaming.memory.workspace import Workspace
 
 __all__ = ["ReviewSummary", "review_verdicts"]
 

@@ -15,7 +15,7 @@ from types import TracebackType
 from typing import Any, TypeGuard
 
 from dreaming.memory._decode import NOT_UTF8, TOO_DEEP, check_json_text
-from dreaming.memory._io import InputReport, before_write
+from dreaming.memory.files import InputReport, before_write
 
 __all__ = ["AtomicLineWriter", "bulk_objects", "format_number", "is_number", "read_objects"]
 

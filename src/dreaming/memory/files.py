@@ -1,9 +1,10 @@
-"""Atomic file writes, versioned JSON state, and JSONL reading that skips bad lines."""
+"""Workspace file IO: atomic writes, versioned JSON state, JSONL skipping bad lines, the event log, the fingerprint."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import tempfile
@@ -17,6 +18,7 @@ from dreaming.errors import OutsideWorkspaceError
 from dreaming.memory._decode import NOT_UTF8, parse_json_bytes, why_unparsable
 
 __all__ = [
+    "EVENTS_MAX_BYTES",
     "BadLine",
     "InputReport",
     "LoadedState",
@@ -28,9 +30,11 @@ __all__ = [
     "before_write",
     "check_write_path",
     "dump_json",
+    "fingerprint",
     "iter_jsonl",
     "move_aside",
     "read_state",
+    "record_event",
     "rotate_if_larger",
     "set_aside_unreadable",
     "sweep_orphan_temps",
@@ -360,3 +364,22 @@ def append_jsonl(path: Path, rows: Iterable[Mapping[str, Any]]) -> None:
         handle.write(text.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
+
+
+EVENTS_MAX_BYTES = 8 * 1024 * 1024
+"""When the log passes this size it is rotated to ``events.jsonl.1`` (one generation kept), so it stays bounded."""
+
+
+def record_event(path: Path, kind: str, now: datetime, **fields: Any) -> None:
+    """Append one event ``{"type": kind, "at": now, ...fields}`` to the append-only ``memory/.dreams/events.jsonl``."""
+    rotate_if_larger(path, EVENTS_MAX_BYTES)
+    row: Mapping[str, Any] = {"type": kind, "at": now.isoformat(), **fields}
+    append_jsonl(path, [row])
+
+
+def fingerprint(text: str) -> str:
+    """Return the first 16 hex digits of the sha256 of ``text`` trimmed, lowercased and whitespace-collapsed.
+
+    Shared by every dedup layer (budget candidates, research gaps and claims).
+    """
+    return hashlib.sha256(" ".join(text.strip().lower().split()).encode("utf-8")).hexdigest()[:16]

@@ -4,11 +4,10 @@ from datetime import datetime
 
 from dreaming.config import VerdictsConfig
 from dreaming.memory import Workspace
-from dreaming.memory.verdicts import (
+from dreaming.memory.insights import (
     INDEX_END,
     INDEX_START,
     Scalar,
-    deep_sleep_verdicts,
     load_prior_insights,
     parse_scalar,
     read_insight,
@@ -16,8 +15,8 @@ from dreaming.memory.verdicts import (
     write_insight,
     write_memory_index,
 )
-
-from ._helpers import candidate, write_candidates
+from dreaming.memory.verdicts import deep_sleep_verdicts
+from tests.memory.verdicts._helpers import candidate, write_candidates
 
 
 def _research(ws: Workspace, slug: str, confirmed: str | None = None) -> None:

@@ -1,15 +1,46 @@
-"""Where every file of a workspace lives (spec/workspace.md), under one injected root, and what stays inside it."""
+"""The workspace: where every file lives, what stays inside it, who holds it, and what a run decided before writing.
+
+- :class:`Workspace`: every path under one injected root (spec/workspace.md); :func:`check_confined` and
+  :func:`init_workspace`.
+- :class:`ConsolidationLock`: one run per workspace. The file holds ``<pid>:<epoch ms>`` so people and OpenClaw's
+  tooling can see the holder. Mutual exclusion itself comes from ``fcntl.flock`` on that file, which the kernel
+  releases when the holder dies: a dead holder's lock is therefore stale by construction, and taking it over is logged
+  rather than guessed at from timestamps.
+- :func:`settled_decision`: the run plan ``memory/.dreams/deep-plan.json``, reused when the run is resumed. A step that
+  writes several files and reports what it did (promoted, updated, created...) learns the answer from the files
+  themselves; a run that failed after some of those writes and is resumed would find them already there and report
+  "unchanged". So the step records each decision here *before* the write it describes, under the run's id, and a
+  resumed run reports the recorded decision. The file belongs to the running night and is removed when the run ends.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import logging
 import os
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
+from types import TracebackType
+from typing import Any
 
-from dreaming.errors import NotAWorkspaceError
-from dreaming.memory._io import atomic_write_text, check_write_path
+from dreaming.errors import LockBusyError, NotAWorkspaceError
+from dreaming.memory.files import atomic_write_json, atomic_write_text, before_write, check_write_path, read_state
 
-__all__ = ["MEMORY_SKELETON", "Workspace", "check_confined", "init_workspace"]
+__all__ = [
+    "MEMORY_SKELETON",
+    "ConsolidationLock",
+    "Workspace",
+    "check_confined",
+    "init_workspace",
+    "pid_alive",
+    "settled_decision",
+]
+
+_log = logging.getLogger(__name__)
 
 MEMORY_SKELETON = "# Long-Term Memory\n"
 """What ``dreaming init`` puts in a new MEMORY.md."""
@@ -110,7 +141,7 @@ class Workspace:
 
     @property
     def deep_plan(self) -> Path:
-        """What the running night decided before writing (``memory/_run_plan.py``; removed when the run ends)."""
+        """What the running night decided before writing (:func:`settled_decision`; removed when the run ends)."""
         return self.state_dir / "deep-plan.json"
 
     @property
@@ -211,3 +242,122 @@ def init_workspace(ws: Workspace) -> list[str]:
         atomic_write_text(ws.memory_md, MEMORY_SKELETON)
         created.append(ws.relative(ws.memory_md))
     return created
+
+
+def pid_alive(pid: int) -> bool:
+    """Return whether a process with ``pid`` exists (EPERM counts as alive, as OpenClaw does)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class ConsolidationLock:
+    """Exclusive per-workspace lock, held for a whole run.
+
+    Args:
+        path: the lock file.
+        timeout_s: how long a second run waits before giving up with :class:`LockBusyError`.
+        poll_s: how often a waiting run retries.
+        clock_ms: epoch milliseconds, injected so tests control the stamp.
+    """
+
+    path: Path
+    timeout_s: float = 10.0
+    poll_s: float = 0.05
+    clock_ms: Callable[[], int] = lambda: int(time.time() * 1000)
+    took_over: str | None = None
+    _fd: int | None = None
+
+    def holder(self) -> str:
+        """Return the current content of the lock file (``<pid>:<ms>``), or ``""``."""
+        try:
+            return self.path.read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            return ""
+
+    def acquire(self) -> None:
+        """Take the lock, waiting up to ``timeout_s``; raise :class:`LockBusyError` naming the holder."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                if time.monotonic() >= deadline:
+                    raise LockBusyError(self.path, self.holder() or "unknown") from None
+                time.sleep(self.poll_s)
+                continue
+            # The file may have been unlinked by the previous holder between our open and flock.
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            break
+        previous = os.read(fd, 256).decode("utf-8", errors="replace").strip()
+        if previous:
+            pid_text = previous.split(":", 1)[0]
+            state = "dead" if not (pid_text.isdigit() and pid_alive(int(pid_text))) else "unlocked"
+            self.took_over = previous
+            _log.warning("took over a stale dreaming lock %s (holder %s, %s)", self.path, previous, state)
+        try:
+            before_write(self.path)
+        except OSError:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"{os.getpid()}:{self.clock_ms()}\n".encode())
+        os.fsync(fd)
+        self._fd = fd
+
+    def release(self) -> None:
+        """Remove the lock file and release the lock."""
+        if self._fd is None:
+            return
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+    def __enter__(self) -> ConsolidationLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.release()
+
+
+_PLAN_VERSION = 1
+
+
+def settled_decision(ws: Workspace, key: str, decision: Any, *, run_id: str | None, now: datetime) -> Any:
+    """Record ``decision`` (JSON-able) under ``key`` for ``run_id`` and return it, or return the one already recorded.
+
+    Without a ``run_id`` (a caller outside a night) nothing is recorded and ``decision`` is returned.
+    """
+    if run_id is None:
+        return decision
+    loaded = read_state(ws.deep_plan, versions=(_PLAN_VERSION,), now=now)
+    data = loaded.data if loaded.data is not None and loaded.data.get("run_id") == run_id else None
+    decisions = dict((data or {}).get("decisions") or {})
+    if key in decisions:
+        return decisions[key]
+    decisions[key] = decision
+    atomic_write_json(ws.deep_plan, {"version": _PLAN_VERSION, "run_id": run_id, "decisions": decisions})
+    return decision
