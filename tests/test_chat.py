@@ -17,6 +17,7 @@ def test_dream_now_runs_a_night_and_answers_with_its_diary(tmp_path: Path) -> No
     answer = asyncio.run(tool.ainvoke({}))
     assert "### Verdicts" in answer and "reliable-buy-test-uptrend-7d" in answer
     assert "(now, 03:00 UTC)" in ws.dreams_md.read_text()
+    assert answer.strip() in ws.dreams_md.read_text()  # the answer is the night's diary entry, as DREAMS.md holds it
     insights = prior_insights_tool(ws).invoke({"regime": "uptrend"})
     assert "Reliable" in insights
     assert prior_insights_tool(ws).invoke({"asset": "GOLD"}) == "No active insights."

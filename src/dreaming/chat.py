@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from dreaming.config import load_config
 from dreaming.errors import LockBusyError, OutsideWorkspaceError
-from dreaming.memory import DiaryEntry, Workspace, diary_sections, render_diary_entry
+from dreaming.memory import Workspace, night_entry, render_diary_entry
 from dreaming.memory.insights import load_prior_insights
 from dreaming.night import dream, night_context, utc_now
 
@@ -40,9 +40,7 @@ def dream_now_tool(ws: Workspace, *, env: Mapping[str, str], clock: Callable[[],
             outcome = await dream(ws, config, now=now, trigger="now", make_context=night_context(env=env))
         except (LockBusyError, OutsideWorkspaceError) as exc:
             return f"Not now: {exc}"
-        state = outcome.state
-        budget = (state.get("summaries") or {}).get("budget") or {}
-        entry = DiaryEntry(run_id=outcome.run_id, now=now, trigger="now", sections=diary_sections(state, budget))
+        entry = night_entry(outcome.state, trigger="now")
         return render_diary_entry(entry)
 
     return StructuredTool.from_function(

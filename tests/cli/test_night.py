@@ -21,6 +21,15 @@ def test_now_runs_a_night_marked_as_on_demand(tmp_path: Path) -> None:
     assert "(now, 03:00 UTC)" in (ws / "DREAMS.md").read_text()
 
 
+def test_the_entry_printed_is_the_entry_the_diary_holds(tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "ws")
+    result = runner.invoke(app, ["now", "--workspace", str(ws), "--now", NIGHT])
+    assert result.exit_code == 0, result.output
+    printed = result.output.split("\nMEMORY.md: ")[0].strip()
+    assert printed.startswith("## ") and "(now, 03:00 UTC)" in printed.splitlines()[0]  # it said "run" before
+    assert printed in (ws / "DREAMS.md").read_text()
+
+
 def test_status_shows_last_run_lock_and_state_sizes(tmp_path: Path) -> None:
     ws = build_verdict_workspace(tmp_path / "ws")
     assert runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT]).exit_code == 0

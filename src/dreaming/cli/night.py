@@ -34,10 +34,9 @@ from dreaming.graph import jsonable
 from dreaming.llm.report import read_budget_status
 from dreaming.memory import (
     ConsolidationLock,
-    DiaryEntry,
     Workspace,
-    diary_sections,
     init_workspace,
+    night_entry,
     render_diary_entry,
 )
 from dreaming.memory.gaps import list_gaps
@@ -74,7 +73,7 @@ def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> N
     finally:
         if status is not None:
             status.stop()
-    _report(outcome, ws, as_json)
+    _report(outcome, ws, as_json, trigger)
     if budget_exhausted_before_any_work(outcome.state):
         raise typer.Exit(EXIT_BUDGET)
 
@@ -91,7 +90,7 @@ def budget_exhausted_before_any_work(state: dict[str, Any]) -> bool:
     return bool(budget.get("available")) and refused and not budget.get("calls_made") and not budget.get("cache_hits")
 
 
-def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
+def _report(outcome: RunOutcome, ws: Workspace, as_json: bool, trigger: str) -> None:
     state = outcome.state
     if as_json:
         print_json(
@@ -110,13 +109,7 @@ def _report(outcome: RunOutcome, ws: Workspace, as_json: bool) -> None:
         return
     for note in outcome.notes:
         err_console.print(f"[yellow]note:[/] {note}")
-    summaries = state.get("summaries") or {}
-    entry = DiaryEntry(
-        run_id=outcome.run_id,
-        now=datetime.fromisoformat(state["now"]),
-        narrative=state.get("narrative"),
-        sections=diary_sections(state, summaries.get("budget") or {}),
-    )
+    entry = night_entry(state, trigger=trigger)
     console.print(render_diary_entry(entry), markup=False, highlight=False, soft_wrap=True)
     console.print(f"MEMORY.md: {ws.memory_md}\nDREAMS.md: {ws.dreams_md}\ninsights:  {ws.insights_dir}", markup=False)
 

@@ -20,7 +20,7 @@ from dreaming.graph.research import promote_research
 from dreaming.graph.state import DreamState, jsonable
 from dreaming.graph.verify import verify_insights
 from dreaming.llm import LLMGateway, filter_candidates
-from dreaming.memory import DiaryEntry, InputReport, append_diary_entry, diary_sections, recall, record_event, verdicts
+from dreaming.memory import InputReport, append_diary_entry, diary_sections, night_entry, recall, record_event, verdicts
 from dreaming.memory.insights import write_memory_index
 from dreaming.prompts import load_prompt
 
@@ -219,13 +219,7 @@ def diary(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Write the night's DREAMS.md entry and the run-finished event."""
     ctx = runtime.context
     report = ctx.budget_report()
-    entry = DiaryEntry(
-        run_id=ctx.run_id,
-        now=ctx.now,
-        trigger=ctx.trigger,
-        narrative=state.get("narrative"),
-        sections=diary_sections(state, report),
-    )
+    entry = night_entry(state, trigger=ctx.trigger, budget_report=report)
     append_diary_entry(ctx.workspace, entry)
     budget = jsonable(report)
     record_event(

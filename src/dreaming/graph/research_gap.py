@@ -133,22 +133,12 @@ class GapResearchOutput(TypedDict):
 
 
 def finding_to_json(finding: ResearchFinding) -> dict[str, Any]:
-    """Return a finding as plain JSON (for the checkpointed graph state)."""
-    return {
-        "gap": finding.gap,
-        "decision": finding.decision,
-        "reason": finding.reason,
-        "why": finding.why,
-        "claim": finding.claim.to_dict() if finding.claim else None,
-        "evidence": [item.to_dict() for item in finding.evidence],
-        "confidence": finding.confidence,
-        "method": finding.method,
-        "independent_sources": finding.independent_sources,
-        "user_stated": finding.user_stated,
-        "tokens": finding.tokens,
-        "cost_usd": finding.cost_usd,
-        "duration_s": finding.duration_s,
-    }
+    """Return a finding as plain JSON (for the checkpointed graph state), its fields in their declared order."""
+    data = dataclasses.asdict(finding)
+    data.update(
+        claim=finding.claim.to_dict() if finding.claim else None, evidence=[e.to_dict() for e in finding.evidence]
+    )
+    return data
 
 
 def finding_from_json(data: Mapping[str, Any]) -> ResearchFinding:

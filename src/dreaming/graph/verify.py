@@ -57,21 +57,16 @@ class VerifyResult:
     """The budget's refusal reason that stopped verification, if any."""
 
 
+_SEEN = ("id", "asset", "verdict", "regime", "window", "kind")
+"""What the model sees of an insight's bucket, as it is; its statistics follow (``_stats``)."""
+
+
 def _stats(candidate: VerdictCandidate) -> dict[str, Any]:
     """Return what the model sees of an insight: its bucket and statistics."""
-    return {
-        "id": candidate.id,
-        "asset": candidate.asset,
-        "verdict": candidate.verdict,
-        "regime": candidate.regime,
-        "window": candidate.window,
-        "kind": candidate.kind,
-        "n": int(candidate.n),
-        "hit_rate": float(candidate.hit_rate),
-        "adverse_rate": float(candidate.adverse_rate),
-        "avg_change": float(candidate.avg_change_pct),
-        "score": float(candidate.score),
-    }
+    stats: dict[str, Any] = {name: getattr(candidate, name) for name in _SEEN}
+    stats.update(n=int(candidate.n), hit_rate=float(candidate.hit_rate), adverse_rate=float(candidate.adverse_rate),
+                 avg_change=float(candidate.avg_change_pct), score=float(candidate.score))  # fmt: skip
+    return stats
 
 
 def _messages(candidate: VerdictCandidate) -> list[SystemMessage | HumanMessage]:
@@ -85,23 +80,17 @@ async def verify_insights_detailed(gateway: LLMGateway, candidates: Sequence[Ver
     if not gateway.available:
         return VerifyResult(unverified=len(candidates), stopped_by="no_llm" if candidates else None)
     vetoes: dict[str, str] = {}
-    verified = malformed = failed = 0
+    verified = malformed = failed = unverified = 0
+    stopped_by: str | None = None
     for index, candidate in enumerate(candidates):
         try:
             reply = await gateway.ainvoke(
                 _messages(candidate), node=NODE, max_output_tokens=MAX_OUTPUT_TOKENS, schema=VerifyAnswer
             )
         except BudgetError as exc:
-            remaining = len(candidates) - index
-            logger.warning("llm verify stopped by the budget (%s); %d insights left unverified", exc.reason, remaining)
-            return VerifyResult(
-                vetoes=vetoes,
-                verified=verified,
-                malformed=malformed,
-                failed=failed,
-                unverified=remaining,
-                stopped_by=exc.reason,
-            )
+            unverified, stopped_by = len(candidates) - index, exc.reason
+            logger.warning("llm verify stopped by the budget (%s); %d insights left unverified", exc.reason, unverified)
+            break
         except ModelCallError as exc:  # a failed call (oversized replies included) must not veto nor stop the night
             failed += 1
             logger.warning("llm verify of %s failed (%s); counted as no veto", candidate.id, exc.reason)
@@ -118,7 +107,8 @@ async def verify_insights_detailed(gateway: LLMGateway, candidates: Sequence[Ver
         verified += 1
         if answer.veto:
             vetoes[candidate.id] = " ".join(answer.reason.split()) or "vetoed without a reason"
-    return VerifyResult(vetoes=vetoes, verified=verified, malformed=malformed, failed=failed)
+    return VerifyResult(vetoes=vetoes, verified=verified, malformed=malformed, failed=failed, unverified=unverified,
+                        stopped_by=stopped_by)  # fmt: skip
 
 
 async def verify_insights(gateway: LLMGateway, candidates: Sequence[VerdictCandidate]) -> dict[str, str]:

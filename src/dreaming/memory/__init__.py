@@ -6,7 +6,14 @@ Imports no LangGraph and no LLM code.
 from __future__ import annotations
 
 from dreaming.memory._secrets import REDACTED, SECRET_GLOBS, is_secret_name, is_secret_path, redact_secrets
-from dreaming.memory.diary import DiaryEntry, DiarySection, append_diary_entry, diary_sections, render_diary_entry
+from dreaming.memory.diary import (
+    DiaryEntry,
+    DiarySection,
+    append_diary_entry,
+    diary_sections,
+    night_entry,
+    render_diary_entry,
+)
 from dreaming.memory.files import (
     BadLine,
     InputReport,
@@ -84,6 +91,7 @@ __all__ = [
     "iter_jsonl",
     "load_prior_insights",
     "move_aside",
+    "night_entry",
     "parse_scalar",
     "pid_alive",
     "read_insight",

@@ -15,7 +15,15 @@ from dreaming.memory._decode import decode_keeping_bytes, encode_keeping_bytes
 from dreaming.memory.files import atomic_write_bytes
 from dreaming.memory.workspace import Workspace
 
-__all__ = ["DIARY_HEADING", "DiaryEntry", "DiarySection", "append_diary_entry", "diary_sections", "render_diary_entry"]
+__all__ = [
+    "DIARY_HEADING",
+    "DiaryEntry",
+    "DiarySection",
+    "append_diary_entry",
+    "diary_sections",
+    "night_entry",
+    "render_diary_entry",
+]
 
 DIARY_HEADING = "# Dream Diary\n"
 DIARY_MAX_BYTES = 512 * 1024
@@ -245,3 +253,21 @@ def diary_sections(state: Mapping[str, Any], budget_report: Mapping[str, Any]) -
         more = [f"... {count - len(shown)} more in events.jsonl"] if count > len(shown) else []
         sections.append(DiarySection(title=f"Input skipped ({count} lines)", lines=shown + more))
     return sections
+
+
+def night_entry(
+    state: Mapping[str, Any], *, trigger: str, budget_report: Mapping[str, Any] | None = None
+) -> DiaryEntry:
+    """Return a night's diary entry from its graph state: what DREAMS.md holds and the entry points print.
+
+    ``budget_report`` defaults to the one the diary node kept in the state (``summaries["budget"]``).
+    """
+    if budget_report is None:
+        budget_report = (state.get("summaries") or {}).get("budget") or {}
+    return DiaryEntry(
+        run_id=str(state["run_id"]),
+        now=datetime.fromisoformat(str(state["now"])),
+        trigger=trigger,
+        narrative=state.get("narrative"),
+        sections=diary_sections(state, budget_report),
+    )
