@@ -10,60 +10,43 @@ from __future__ import annotations
 import asyncio
 import tempfile
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
-from langchain_core.tools import BaseTool
-from pydantic import BaseModel
 
 from dreaming.config import AutoresearchConfig, DreamingConfig
-from dreaming.graph import ChatAnswer, DreamContext, ResearchDeps
-from dreaming.graph.research_gap import ClaimOut, ClaimsAnswer, VetoAnswer
+from dreaming.graph import DreamContext
+from dreaming.llm import FakeChatModel, build_gateway, tool_call_answer
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
 from dreaming.memory.research import SourceHit
 from dreaming.night import dream
+from dreaming.prompts import load_prompt
 from dreaming.tools.codebase import FakeCodebaseSearch
+from dreaming.tools.sources import ResearchTools
 
 NOW = datetime(2026, 4, 15, 3, 0, tzinfo=UTC)
 TOOL_S = 0.2
 MODEL_S = 0.5
 
 
-class TimedChat:
-    """A model that answers after ``MODEL_S``: one tool call, then claims citing E1, then no veto."""
-
-    def __init__(self) -> None:
-        self.tokens = 0
-
-    def refusal(self, node: str, *, gap: str | None) -> str | None:
-        return None
-
-    def candidate_refusal(self, text: str, confidence: float, recalls: float) -> str | None:
-        return None
-
-    async def ainvoke(
-        self, messages: Sequence[BaseMessage], *, node: str, gap: str | None, max_output_tokens: int | None = None,
-        schema: type[BaseModel] | None = None, tools: Sequence[BaseTool] | None = None,
-    ) -> ChatAnswer:  # fmt: skip
-        await asyncio.sleep(MODEL_S)
-        tokens_in, tokens_out = sum(len(str(m.content)) for m in messages) // 4, 40
-        self.tokens += tokens_in + tokens_out
-        question = str(messages[1].content).split("\n")[0].removeprefix("Question: ")
-        parsed: BaseModel | None = None
-        message = AIMessage(content="done")
-        if schema is ClaimsAnswer:
-            parsed = ClaimsAnswer(claims=[ClaimOut(text=f"{question} = 0.15 # the {question}", evidence_ids=["E1"])])
-        elif schema is VetoAnswer:
-            parsed = VetoAnswer(veto=False, reason="fine")
-        elif not any(isinstance(m, ToolMessage) for m in messages):
-            call = {"name": "codebase_search", "args": {"query": question}, "id": "c1", "type": "tool_call"}
-            message = AIMessage(content="", tool_calls=[call])
-        return ChatAnswer(message=message, parsed=parsed, input_tokens=tokens_in, output_tokens=tokens_out)
+def _timed_answer(messages: list[BaseMessage]) -> AIMessage:
+    """Answer after ``MODEL_S`` (a worker thread sleeps, as a remote call would wait): one tool call, then claims
+    citing E1, then no veto."""
+    time.sleep(MODEL_S)
+    question = str(messages[1].content).split("\n")[0].removeprefix("Question: ")
+    offered = str(messages[0].content)
+    if offered == load_prompt("research_claims"):
+        return tool_call_answer("ClaimsAnswer", {"claims": [{"text": f"{question} = 0.15 # the {question}",
+                                                             "evidence_ids": ["E1"]}]})  # fmt: skip
+    if offered == load_prompt("research_veto"):
+        return tool_call_answer("VetoAnswer", {"veto": False, "reason": "fine"})
+    if not any(isinstance(m, ToolMessage) for m in messages):
+        return tool_call_answer("codebase_search", {"query": question})
+    return AIMessage(content="done")
 
 
 async def _code(query: str) -> list[SourceHit]:
@@ -89,17 +72,19 @@ def _night(root: Path, gaps: int, concurrency: int) -> tuple[float, int, int]:
             enabled=True, sources=("codebase",), max_gaps_per_night=gaps, concurrency=concurrency
         )
     )
-    chat = TimedChat()
-    deps = ResearchDeps(codebase=FakeCodebaseSearch(_code), chat=chat, read_line=_line)
+    tools = ResearchTools(codebase=FakeCodebaseSearch(_code), read_line=_line)
+    model = FakeChatModel(respond=_timed_answer, usage=(400, 40))
 
     def complete(base: DreamContext) -> DreamContext:
-        return replace(base, research=deps)
+        gateway = build_gateway(cfg, ws, env={"OPENAI_API_KEY": "bench"}, now=lambda: NOW, model_factory=model.factory)
+        return replace(base, research=tools, gateway=gateway)
 
     started = time.perf_counter()
     outcome = asyncio.run(dream(ws, cfg, now=NOW, make_context=complete))
     took = time.perf_counter() - started
     findings: list[dict[str, Any]] = outcome.state["summaries"]["research"]["findings"]
-    return took, chat.tokens, sum(1 for f in findings if f["decision"] == "keep")
+    tokens = sum(int(f["tokens"]) for f in findings)
+    return took, tokens, sum(1 for f in findings if f["decision"] == "keep")
 
 
 def run(scale: float) -> None:

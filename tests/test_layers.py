@@ -114,3 +114,16 @@ def test_the_checks_above_can_fail(tmp_path: Path) -> None:
     assert _imports(sample, top_level_only=True) == {"dreaming.cli", "dreaming.memory"}
     assert "dreaming.graph" in _imports(sample, top_level_only=False)
     assert _room("dreaming.memory.search._index") == (1, "memory") and _room("dreaming") == (7, "face")
+
+
+def test_the_benchmarks_and_examples_import() -> None:
+    # They live outside the package and no other test imports them: a moved name would break them silently.
+    import importlib.util
+
+    root = PACKAGE.parents[1]
+    scripts = sorted([*(root / "bench").glob("*.py"), *(root / "examples").rglob("*.py")])
+    assert len(scripts) >= 5
+    for path in scripts:
+        spec = importlib.util.spec_from_file_location(f"_script_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from dreaming.memory import Workspace
-from dreaming.memory.search import search_and_record
+from dreaming.tools.memory_search import search_and_record
 
 HERE = Path(__file__).parent / "workspace"
 SEARCHES = [
