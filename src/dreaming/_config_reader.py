@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import field, fields
+from typing import TYPE_CHECKING, Any, TypeVar
 
-__all__ = ["TableReader", "table"]
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+__all__ = ["TableReader", "ranged", "read_fields", "table"]
+
+_N = TypeVar("_N", int, float)
+_C = TypeVar("_C", bound="DataclassInstance")
 
 
 class TableReader:
@@ -122,3 +129,40 @@ def table(root: Mapping[str, Any], key: str, warnings: list[str]) -> Mapping[str
         warnings.append(f"[{key}] must be a table; using defaults")
         return {}
     return value
+
+
+def ranged(default: _N, *, minimum: float = 0.0, maximum: float | None = None) -> _N:
+    """Declare a number field of a config table whose value must lie within ``[minimum, maximum]``.
+
+    A number field declared plainly must be ``>= 0`` (the :meth:`TableReader.number` default).
+    """
+    return field(default=default, metadata={"minimum": minimum, "maximum": maximum})
+
+
+def read_fields(cls: type[_C], reader: TableReader, **given: Any) -> _C:
+    """Build the dataclass ``cls`` from ``reader``'s table, then report the keys it does not know.
+
+    Each field not in ``given`` is read in declaration order, under its own name, with its declared default and by its
+    annotated type: ``bool`` as a flag, ``int`` as a whole number and ``float`` as a number (both within the bounds
+    of :func:`ranged`), ``str`` as text. ``given`` holds the fields the caller has read itself (before these, so
+    their warnings come first); their keys are not reported as unknown.
+
+    Raises:
+        TypeError: a field not in ``given`` has a type read no way above (a mistake in the declaration).
+    """
+    values = dict(given)
+    for f in fields(cls):
+        if f.name in given:
+            continue
+        default: Any = f.default
+        if f.type == "bool":
+            values[f.name] = reader.flag(f.name, default)
+        elif f.type in ("int", "float"):
+            values[f.name] = reader.number(f.name, default, integer=f.type == "int", **f.metadata)
+        elif f.type == "str":
+            values[f.name] = reader.text(f.name, default)
+        else:
+            raise TypeError(f"{cls.__name__}.{f.name}: no reader for the type {f.type!r}")
+    out = cls(**values)
+    reader.finish(nested=tuple(given))
+    return out

@@ -2,7 +2,9 @@
 
 Every key is optional. Unknown keys and invalid values are reported as warnings; an invalid threshold falls back to
 its default (OpenClaw's behaviour). Numbers given as strings are parsed; blank strings mean "use the default".
-Secrets are never read from this file: API keys come only from the environment.
+Secrets are never read from this file: API keys come only from the environment. A table is read field by field from
+its dataclass (:func:`~dreaming._config_reader.read_fields`): each key by its field's type, with its default, and a
+number must be ``>= 0`` unless its field is declared with other bounds (:func:`~dreaming._config_reader.ranged`).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dreaming._config_reader import TableReader, table
+from dreaming._config_reader import TableReader, ranged, read_fields, table
 from dreaming.errors import ConfigError
 
 __all__ = [
@@ -58,58 +60,26 @@ class DeepConfig:
     """Minimum signals (recalls + daily + grounded)."""
     min_unique_queries: int = 2
     """Minimum context diversity (distinct queries or recall days)."""
-    recency_half_life_days: float = 14.0
+    recency_half_life_days: float = ranged(14.0, minimum=1e-9)
     """Half-life of the recency component."""
     max_age_days: float = 30.0
     """Entries last recalled longer ago than this are not promoted."""
     memory_file_max_chars: int = 10_000
     """MEMORY.md size budget; only generated sections are compacted to respect it."""
 
-    @classmethod
-    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> DeepConfig:
-        """Parse the ``[deep]`` table."""
-        r = TableReader(table, "deep", warnings)
-        d = cls()
-        out = cls(
-            enabled=r.flag("enabled", d.enabled),
-            limit=r.number("limit", d.limit, integer=True),
-            min_score=r.number("min_score", d.min_score),
-            min_recall_count=r.number("min_recall_count", d.min_recall_count, integer=True),
-            min_unique_queries=r.number("min_unique_queries", d.min_unique_queries, integer=True),
-            recency_half_life_days=r.number("recency_half_life_days", d.recency_half_life_days, minimum=1e-9),
-            max_age_days=r.number("max_age_days", d.max_age_days),
-            memory_file_max_chars=r.number("memory_file_max_chars", d.memory_file_max_chars, integer=True),
-        )
-        r.finish()
-        return out
-
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class VerdictsConfig:
     """The verdict path's gate (spec/verdicts.md). The scoring constants are fixed in code, not here."""
 
-    gate_min_score: float = 0.8
+    gate_min_score: float = ranged(0.8, maximum=1.0)
     """A bucket is promoted when its score is at least this..."""
-    gate_min_count: int = 3
+    gate_min_count: int = ranged(3, minimum=1)
     """...and it has at least this many classified samples."""
-    insight_max_age_days: int = 90
+    insight_max_age_days: int = ranged(90, minimum=1)
     """A bucket not seen for longer than this is stale: not promoted, and its insight retired."""
     llm_verify: bool = False
     """Let a model veto a passing insight (it can never promote one or change a number)."""
-
-    @classmethod
-    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> VerdictsConfig:
-        """Parse the ``[verdicts]`` table."""
-        r = TableReader(table, "verdicts", warnings)
-        d = cls()
-        out = cls(
-            gate_min_score=r.number("gate_min_score", d.gate_min_score, maximum=1.0),
-            gate_min_count=r.number("gate_min_count", d.gate_min_count, minimum=1, integer=True),
-            insight_max_age_days=r.number("insight_max_age_days", d.insight_max_age_days, minimum=1, integer=True),
-            llm_verify=r.flag("llm_verify", d.llm_verify),
-        )
-        r.finish()
-        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -118,14 +88,6 @@ class DiaryConfig:
 
     narrative: bool = False
     """Add a short model-written paragraph; a factual entry is always written."""
-
-    @classmethod
-    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> DiaryConfig:
-        """Parse the ``[diary]`` table."""
-        r = TableReader(table, "diary", warnings)
-        out = cls(narrative=r.flag("narrative", False))
-        r.finish()
-        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -136,7 +98,7 @@ class AutoresearchConfig:
     """Research knowledge gaps at night."""
     max_gaps_per_night: int = 5
     """At most this many gaps per run."""
-    confidence_threshold: float = 0.7
+    confidence_threshold: float = ranged(0.7, maximum=1.0)
     """A finding is kept when its confidence is at least this."""
     sources: tuple[str, ...] = SOURCES
     """Which tools research may use."""
@@ -144,7 +106,7 @@ class AutoresearchConfig:
     """Folders searched by the codebase tool, relative to the workspace."""
     max_research_time_minutes: float = 10.0
     """Wall-clock ceiling for the whole research phase."""
-    concurrency: int = 4
+    concurrency: int = ranged(4, minimum=1)
     """Gaps researched at once."""
     max_tool_calls_per_gap: int = 8
     """Tool-call ceiling per gap."""
@@ -152,25 +114,15 @@ class AutoresearchConfig:
     """Model-call ceiling per gap."""
 
     @classmethod
-    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> AutoresearchConfig:
-        """Parse the ``[autoresearch]`` table."""
-        r = TableReader(table, "autoresearch", warnings)
+    def from_reader(cls, r: TableReader) -> AutoresearchConfig:
+        """Read the ``[autoresearch]`` table (its lists first)."""
         d = cls()
-        sources = r.strings("sources", d.sources, allowed=SOURCES)
-        roots = r.strings("codebase_roots", d.codebase_roots, allowed=None)
-        out = cls(
-            enabled=r.flag("enabled", d.enabled),
-            max_gaps_per_night=r.number("max_gaps_per_night", d.max_gaps_per_night, integer=True),
-            confidence_threshold=r.number("confidence_threshold", d.confidence_threshold, maximum=1.0),
-            sources=sources,
-            codebase_roots=roots,
-            max_research_time_minutes=r.number("max_research_time_minutes", d.max_research_time_minutes),
-            concurrency=r.number("concurrency", d.concurrency, minimum=1, integer=True),
-            max_tool_calls_per_gap=r.number("max_tool_calls_per_gap", d.max_tool_calls_per_gap, integer=True),
-            max_llm_calls_per_gap=r.number("max_llm_calls_per_gap", d.max_llm_calls_per_gap, integer=True),
+        return read_fields(
+            cls,
+            r,
+            sources=r.strings("sources", d.sources, allowed=SOURCES),
+            codebase_roots=r.strings("codebase_roots", d.codebase_roots, allowed=None),
         )
-        r.finish()
-        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -179,7 +131,7 @@ class BudgetConfig:
 
     max_cost_usd: float = 1.0
     """The breaker trips when the window's spend reaches this."""
-    window_minutes: float = 60.0
+    window_minutes: float = ranged(60.0, minimum=1e-9)
     """Length of the sliding window."""
     min_confidence: float = 0.05
     """Candidates below this confidence are low quality."""
@@ -187,24 +139,8 @@ class BudgetConfig:
     """Candidates below this recall count are low quality."""
     max_llm_calls_per_run: int = 200
     """Hard ceiling on model calls in one run, whatever they cost."""
-    recursion_limit: int = 200
+    recursion_limit: int = ranged(200, minimum=10)
     """Explicit LangGraph recursion limit for every invocation."""
-
-    @classmethod
-    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> BudgetConfig:
-        """Parse the ``[budget]`` table."""
-        r = TableReader(table, "budget", warnings)
-        d = cls()
-        out = cls(
-            max_cost_usd=r.number("max_cost_usd", d.max_cost_usd),
-            window_minutes=r.number("window_minutes", d.window_minutes, minimum=1e-9),
-            min_confidence=r.number("min_confidence", d.min_confidence),
-            min_recalls=r.number("min_recalls", d.min_recalls),
-            max_llm_calls_per_run=r.number("max_llm_calls_per_run", d.max_llm_calls_per_run, integer=True),
-            recursion_limit=r.number("recursion_limit", d.recursion_limit, minimum=10, integer=True),
-        )
-        r.finish()
-        return out
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -227,24 +163,23 @@ class LLMConfig:
     """Model name; ``DREAMING_MODEL`` overrides it."""
     base_url: str = ""
     """Server address; ``OPENAI_BASE_URL`` is used when this is blank."""
-    max_output_tokens: int = 600
+    max_output_tokens: int = ranged(600, minimum=1)
     """Maximum output tokens per call (part of every pre-call estimate)."""
-    timeout_seconds: float = 60.0
+    timeout_seconds: float = ranged(60.0, minimum=0.1)
     """Per-request timeout."""
     prices: Mapping[str, ModelPrice] = field(default_factory=dict)
     """Prices added to or overriding the shipped table."""
 
     @classmethod
-    def from_mapping(cls, table: Mapping[str, Any], warnings: list[str]) -> LLMConfig:
-        """Parse the ``[llm]`` table and its ``[llm.prices]`` subtable."""
-        r = TableReader(table, "llm", warnings)
-        d = cls()
+    def from_reader(cls, r: TableReader) -> LLMConfig:
+        """Read the ``[llm]`` table and its ``[llm.prices]`` subtable (the secrets and prices first)."""
+        warnings = r.warnings
         for secret in ("api_key", "openai_api_key", "key"):
-            if secret in table:
+            if secret in r.table:
                 r.seen.add(secret)
                 warnings.append(f"[llm] {secret} ignored: secrets are read only from the environment")
         prices: dict[str, ModelPrice] = {}
-        raw_prices = table.get("prices", {})
+        raw_prices = r.table.get("prices", {})
         if not isinstance(raw_prices, Mapping):
             warnings.append("[llm.prices] must be a table; ignored")
             raw_prices = {}
@@ -261,15 +196,7 @@ class LLMConfig:
                 warnings.append(f"[llm.prices] {model!r} needs non-negative input and output prices; ignored")
                 continue
             prices[str(model)] = ModelPrice(input=inp, output=out, cached_input=None if cached < 0 else cached)
-        result = cls(
-            model=r.text("model", d.model) or d.model,
-            base_url=r.text("base_url", d.base_url),
-            max_output_tokens=r.number("max_output_tokens", d.max_output_tokens, minimum=1, integer=True),
-            timeout_seconds=r.number("timeout_seconds", d.timeout_seconds, minimum=0.1),
-            prices=prices,
-        )
-        r.finish(nested=("prices",))
-        return result
+        return read_fields(cls, r, prices=prices)
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -315,7 +242,11 @@ class DreamingConfig:
             tz = DEFAULT_TIMEZONE
         lock_timeout = top.number("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_SECONDS)
         sections = ("schedule", "deep", "verdicts", "diary", "autoresearch", "budget", "llm")
-        sched = TableReader(table(data, "schedule", warnings), "schedule", warnings)
+
+        def section(key: str) -> TableReader:
+            return TableReader(table(data, key, warnings), key, warnings)
+
+        sched = section("schedule")
         cron = sched.text("cron", DEFAULT_CRON) or DEFAULT_CRON
         if len(cron.split()) != 5:
             warnings.append(f"[schedule] cron = {cron!r} is not a five-field cron expression; using {DEFAULT_CRON!r}")
@@ -325,12 +256,12 @@ class DreamingConfig:
             timezone=tz,
             lock_timeout_seconds=lock_timeout,
             schedule=ScheduleConfig(cron=cron),
-            deep=DeepConfig.from_mapping(table(data, "deep", warnings), warnings),
-            verdicts=VerdictsConfig.from_mapping(table(data, "verdicts", warnings), warnings),
-            diary=DiaryConfig.from_mapping(table(data, "diary", warnings), warnings),
-            autoresearch=AutoresearchConfig.from_mapping(table(data, "autoresearch", warnings), warnings),
-            budget=BudgetConfig.from_mapping(table(data, "budget", warnings), warnings),
-            llm=LLMConfig.from_mapping(table(data, "llm", warnings), warnings),
+            deep=read_fields(DeepConfig, section("deep")),
+            verdicts=read_fields(VerdictsConfig, section("verdicts")),
+            diary=read_fields(DiaryConfig, section("diary")),
+            autoresearch=AutoresearchConfig.from_reader(section("autoresearch")),
+            budget=read_fields(BudgetConfig, section("budget")),
+            llm=LLMConfig.from_reader(section("llm")),
         )
         top.finish(nested=sections)
         return replace(config, warnings=tuple(warnings))

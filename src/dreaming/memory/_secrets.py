@@ -91,33 +91,36 @@ _KEY_BODY_LINE = re.compile(r"^\s*(?P<v>[A-Za-z0-9+/]{40,}={0,2})\s*$")
 """A line that is one long base64 run: a private key body cut from its BEGIN line (checked for entropy)."""
 
 # Rules whose group ``v`` is the secret value.
-_VALUE_RULES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\b(?P<v>sk-(?:proj-|ant-(?:api\d+-|admin\d+-)?|live-|test-|svcacct-)?[A-Za-z0-9_\-]{16,})"),
-    re.compile(r"\b(?P<v>(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})\b"),
-    re.compile(r"\b(?P<v>gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{20,})"),
-    re.compile(r"\b(?P<v>xox[abposre]-[A-Za-z0-9-]{10,})"),
-    re.compile(r"\b(?P<v>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,})"),
-    re.compile(r"\b(?P<v>tvly-[A-Za-z0-9_\-]{10,})"),
-    re.compile(r"\b(?P<v>AIza[0-9A-Za-z_\-]{35})"),
-    re.compile(r"\b(?P<v>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
-    # An HTTP credential. Bearer takes any token but a plain word ("bearer tokens"); the other schemes need a
-    # random-looking one (a digit or base64 punctuation, or long), so that prose about a "basic channel" or "token
-    # boundaries" stays; an Authorization header takes anything.
-    re.compile(r"(?i)\bBearer\s+(?P<v>(?![a-z]+\b)[A-Za-z0-9._~+/\-]{8,}=*)"),
-    re.compile(
-        r"(?i)\b(?:Basic|Token|Digest)\s+"
-        r"(?P<v>(?=[A-Za-z0-9._~+/\-]*[0-9+/=])[A-Za-z0-9._~+/\-]{8,}=*|[A-Za-z0-9._~+/\-]{24,}=*)"
-    ),
-    re.compile(r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?(?P<v>[^\s\"',;]{8,})"),
-    # URL userinfo: scheme://user:password@host, the user possibly empty, the password possibly holding reserved
-    # characters (the last @ before the host ends it).
-    re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'<>]*:(?P<v>[^\s/\"'<>]+)@[^\s@/\"'<>]+"),
-    re.compile(r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/\-]+)"),
-    re.compile(r"(?i)discord(?:app)?\.com/api/webhooks/\d+/(?P<v>[A-Za-z0-9_\-]+)"),
-    re.compile(
-        r"(?i)[?&;](?:access_token|refresh_token|id_token|token|api_?key|apikey|key|secret|client_secret|password|"
-        r"passwd|pwd|auth|sig|signature|code|x-amz-signature|x-amz-credential|x-goog-signature)=(?P<v>[^&\s#\"'<>]+)"
-    ),
+_VALUE_RULES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(pattern)
+    for pattern in (
+        r"\b(?P<v>sk-(?:proj-|ant-(?:api\d+-|admin\d+-)?|live-|test-|svcacct-)?[A-Za-z0-9_\-]{16,})",
+        r"\b(?P<v>(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16})\b",
+        r"\b(?P<v>gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{20,})",
+        r"\b(?P<v>xox[abposre]-[A-Za-z0-9-]{10,})",
+        r"\b(?P<v>(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{10,})",
+        r"\b(?P<v>tvly-[A-Za-z0-9_\-]{10,})",
+        r"\b(?P<v>AIza[0-9A-Za-z_\-]{35})",
+        r"\b(?P<v>eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})",
+        # An HTTP credential. Bearer takes any token but a plain word ("bearer tokens"); the other schemes need a
+        # random-looking one (a digit or base64 punctuation, or long), so that prose about a "basic channel" or "token
+        # boundaries" stays; an Authorization header takes anything.
+        r"(?i)\bBearer\s+(?P<v>(?![a-z]+\b)[A-Za-z0-9._~+/\-]{8,}=*)",
+        (
+            r"(?i)\b(?:Basic|Token|Digest)\s+"
+            r"(?P<v>(?=[A-Za-z0-9._~+/\-]*[0-9+/=])[A-Za-z0-9._~+/\-]{8,}=*|[A-Za-z0-9._~+/\-]{24,}=*)"
+        ),
+        r"(?i)\bauthorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z]+\s+)?(?P<v>[^\s\"',;]{8,})",
+        # URL userinfo: scheme://user:password@host, the user possibly empty, the password possibly holding reserved
+        # characters (the last @ before the host ends it).
+        r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s/:@\"'<>]*:(?P<v>[^\s/\"'<>]+)@[^\s@/\"'<>]+",
+        r"(?i)hooks\.slack\.com/(?:services|workflows|triggers)/(?P<v>[A-Za-z0-9_/\-]+)",
+        r"(?i)discord(?:app)?\.com/api/webhooks/\d+/(?P<v>[A-Za-z0-9_\-]+)",
+        (
+            r"(?i)[?&;](?:access_token|refresh_token|id_token|token|api_?key|apikey|key|secret|client_secret|password|"
+            r"passwd|pwd|auth|sig|signature|code|x-amz-signature|x-amz-credential|x-goog-signature)=(?P<v>[^&\s#\"'<>]+)"
+        ),
+    )
 )
 
 # name = value, name: value, name := value, name => value, "name": "value"; the name is checked in Python.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from dreaming.config import VerdictsConfig
@@ -11,6 +11,12 @@ from dreaming.config import VerdictsConfig
 __all__ = ["VerdictCandidate", "candidate_slug", "passes_gate"]
 
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
+_RATES = ("missed_up_rate", "avoided_down_rate", "wrong_way_rate")
+"""The optional rates: each applies to some verdicts only, and is left out of ``candidates.json`` when it does not."""
+_GATE = ("score", "passes_gate", "last_seen")
+"""The fields ``candidates.json`` writes last, after the rates."""
+_PARSE = {"str": str, "int": int, "float": float, "bool": bool, "float | None": float}
+"""How :meth:`VerdictCandidate.from_json` reads a field, by its annotated type (a string under ``annotations``)."""
 
 
 def candidate_slug(kind: str, verdict: str, asset: str, regime: str, window: str) -> str:
@@ -67,24 +73,10 @@ class VerdictCandidate:
         return value or 0.0
 
     def to_json(self) -> dict[str, Any]:
-        """Return the ``candidates.json`` form (rates that do not apply are left out)."""
-        out: dict[str, Any] = {
-            "id": self.id,
-            "asset": self.asset,
-            "verdict": self.verdict,
-            "regime": self.regime,
-            "window": self.window,
-            "kind": self.kind,
-            "n": self.n,
-            "hits": self.hits,
-            "hit_rate": self.hit_rate,
-            "avg_change_pct": self.avg_change_pct,
-        }
-        for name in ("missed_up_rate", "avoided_down_rate", "wrong_way_rate"):
-            value = getattr(self, name)
-            if value is not None:
-                out[name] = value
-        out.update(score=self.score, passes_gate=self.passes_gate, last_seen=self.last_seen)
+        """Return the ``candidates.json`` form: the statistics, the rates that apply, then the gate's fields."""
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _RATES and f.name not in _GATE}
+        out.update((name, value) for name in _RATES if (value := getattr(self, name)) is not None)
+        out.update((name, getattr(self, name)) for name in _GATE)
         return out
 
     @classmethod
@@ -93,22 +85,7 @@ class VerdictCandidate:
         if not isinstance(data, dict):
             return None
         try:
-            rates = {k: float(data[k]) for k in ("missed_up_rate", "avoided_down_rate", "wrong_way_rate") if k in data}
-            return cls(
-                id=str(data["id"]),
-                asset=str(data["asset"]),
-                verdict=str(data["verdict"]),
-                regime=str(data["regime"]),
-                window=str(data["window"]),
-                kind=str(data["kind"]),
-                n=int(data["n"]),
-                hits=int(data["hits"]),
-                hit_rate=float(data["hit_rate"]),
-                avg_change_pct=float(data["avg_change_pct"]),
-                score=float(data["score"]),
-                passes_gate=bool(data["passes_gate"]),
-                last_seen=str(data["last_seen"]),
-                **rates,
-            )
+            wanted = [f for f in fields(cls) if f.name in data or f.name not in _RATES]  # every field but absent rates
+            return cls(**{f.name: _PARSE[str(f.type)](data[f.name]) for f in wanted})
         except (KeyError, TypeError, ValueError):
             return None

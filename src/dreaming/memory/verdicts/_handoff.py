@@ -23,11 +23,11 @@ from array import array
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from dreaming.memory.files import InputReport
 
-__all__ = ["ReviewedLines", "SignalLines", "drop", "drop_future", "hand_off", "take_over"]
+__all__ = ["ReviewedLines", "SignalLines", "drop", "drop_future", "hand_off", "no_lines", "take_over"]
 
 _T = TypeVar("_T", "ReviewedLines", "SignalLines")
 
@@ -68,6 +68,11 @@ class SignalLines:
     """Per line: the index of its regime in ``REGIMES``."""
     numbers: array[int]
     """Per line: its line number in the file (for reports)."""
+
+
+def no_lines(kind: type[_T], groups: list[Any] | None = None) -> _T:
+    """Return a ``kind`` with no lines yet, over ``groups`` (a new empty list when None)."""
+    return kind([] if groups is None else groups, array("I"), bytearray(), bytearray(), bytearray(), array("I"))
 
 
 _Stamp = tuple[str, int, int, int, int]

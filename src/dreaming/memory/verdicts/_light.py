@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from dreaming.memory.files import InputReport
-from dreaming.memory.verdicts._handoff import ReviewedLines, SignalLines, drop, drop_future, hand_off, take_over
+from dreaming.memory.verdicts._handoff import (
+    ReviewedLines,
+    SignalLines,
+    drop,
+    drop_future,
+    hand_off,
+    no_lines,
+    take_over,
+)
 from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import (
@@ -87,14 +95,7 @@ def _light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) 
         read_reviewed_lines(source, report, label, today) if held is None else drop_future(held, today, report, label)
     )
     plan = _plan_groups(lines, book)
-    signals = SignalLines(
-        groups=plan.signal_groups,
-        group=array("I"),
-        verdict=bytearray(),
-        shock=bytearray(),
-        regime=bytearray(),
-        numbers=array("I"),
-    )
+    signals = no_lines(SignalLines, plan.signal_groups)
     filled = from_prices = 0
     # Every line of a group is one of its eight texts (by macro_shock and the line's own regime) and the verdict: the
     # columns are turned into text with map/zip/compress over the per-group tables, span by span, because a Python
@@ -230,9 +231,7 @@ def _plan_groups(lines: ReviewedLines, book: PriceBook) -> _GroupPlan:
 
 def read_reviewed_lines(source: Path, report: InputReport, label: str, today: date) -> ReviewedLines:
     """Parse ``verdict_review.jsonl`` (from the committee's system, or a previous process); report bad lines."""
-    lines = ReviewedLines(
-        groups=[], group=array("I"), verdict=bytearray(), shock=bytearray(), regime=bytearray(), numbers=array("I")
-    )
+    lines = no_lines(ReviewedLines)
     index: dict[tuple[date, str, str | None, tuple[str | None, ...]], int] = {}
     unknown = REGIMES.index("unknown")
     for number, obj in read_objects(source, report, label):

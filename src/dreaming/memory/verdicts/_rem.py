@@ -15,7 +15,7 @@ from pathlib import Path
 from dreaming.config import VerdictsConfig
 from dreaming.memory.files import InputReport, atomic_write_json
 from dreaming.memory.verdicts._candidates import VerdictCandidate, candidate_slug, passes_gate
-from dreaming.memory.verdicts._handoff import SignalLines, drop_future, take_over
+from dreaming.memory.verdicts._handoff import SignalLines, drop_future, no_lines, take_over
 from dreaming.memory.verdicts._prices import REGIMES
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import bulk_objects, is_number, read_objects
@@ -273,9 +273,7 @@ def _candidate(key: tuple[str, str, str, str], b: _Bucket, config: VerdictsConfi
 
 def read_signal_lines(path: Path, report: InputReport, label: str, today: date) -> SignalLines:
     """Parse ``verdict-signals.jsonl`` (written by light sleep in another process, or supplied); report bad lines."""
-    lines = SignalLines(
-        groups=[], group=array("I"), verdict=bytearray(), shock=bytearray(), regime=bytearray(), numbers=array("I")
-    )
+    lines = no_lines(SignalLines)
     # Grouped by value: 0.0 and -0.0 (or 1 and 1.0) may share a group, since every use below treats them alike.
     index: dict[tuple[date, str, float | None, tuple[float | None, ...]], int] = {}
     for number, obj in read_objects(path, report, label):

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import functools
 import json
-from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
 from dreaming.memory.files import InputReport
-from dreaming.memory.verdicts._handoff import ReviewedLines, hand_off
+from dreaming.memory.verdicts._handoff import ReviewedLines, hand_off, no_lines
 from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import _CHUNK_LINES, AtomicLineWriter, bulk_objects, format_number, read_objects
@@ -87,14 +86,7 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
     verdict_codes: dict[str, int | _Problem] = {}
     shapes: dict[tuple[str, ...], _Shape] = {}
     rendered: dict[str, str] = {}  # extra string values repeat (roles, notes): render each once
-    lines = ReviewedLines(
-        groups=pair_setup.groups,
-        group=array("I"),
-        verdict=bytearray(),
-        shock=bytearray(),
-        regime=bytearray(),
-        numbers=array("I"),
-    )
+    lines = no_lines(ReviewedLines, pair_setup.groups)
     group_col, verdict_col, shock_col, regime_col = lines.group, lines.verdict, lines.shock, lines.regime
     unknown_regime = REGIMES.index("unknown")
     skip = report.skip
