@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -247,6 +248,16 @@ def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES) -> list[str]:
     return evicted
 
 
+@contextmanager
+def _updating_store(ws: Workspace, now: datetime) -> Iterator[RecallStore]:
+    """Hold the store's lock over one read-modify-write: read it, let the caller change it, cap it and write it."""
+    with short_term_lock(ws):
+        store = read_store(ws, now=now, move_unreadable=True)
+        yield store
+        apply_retention(store)
+        write_store(ws, store, now=now)
+
+
 def _accepts(ws: Workspace, result: RecallResult) -> bool:
     return (
         result.source == "memory"
@@ -271,8 +282,7 @@ def record_recall_batch(
     stamp = format_iso(now)
     today = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with short_term_lock(ws):
-        store = read_store(ws, now=now, move_unreadable=True)
+    with _updating_store(ws, now) as store:
         for q, hits in accepted:
             qhash = query_hash(q.query)
             for hit in hits:
@@ -290,8 +300,6 @@ def record_recall_batch(
                     dedupe=q.dedupe_by_query_per_day,
                 )
                 touched.add(key)
-        apply_retention(store)
-        write_store(ws, store, now=now)
     if event:
         record_event(ws.events, "memory.recall.recorded", now, entries=len(touched), queries=len(queries))
     return len(touched)
@@ -329,8 +337,7 @@ def record_grounded_short_term_candidates(
     stamp = format_iso(now)
     day = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with short_term_lock(ws):
-        store = read_store(ws, now=now, move_unreadable=True)
+    with _updating_store(ws, now) as store:
         for item in usable:
             key = _touch(
                 store,
@@ -348,8 +355,6 @@ def record_grounded_short_term_candidates(
                 grounded=True,
             )
             touched.add(key)
-        apply_retention(store)
-        write_store(ws, store, now=now)
     return len(touched)
 
 
