@@ -28,6 +28,7 @@ from dreaming.memory.recall._store import (
     short_term_lock,
     write_store,
 )
+from dreaming.memory.search._search import SearchHit
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -58,22 +59,8 @@ MAX_ENTRIES = 512
 SignalType = Literal["recall", "daily", "grounded"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """One search hit handed to the recorder."""
-
-    path: str
-    """Workspace-relative path of the note."""
-    start_line: int
-    """First line of the hit (1-based)."""
-    end_line: int
-    """Last line of the hit."""
-    score: float
-    """Search score in [0, 1] (clamped when recorded)."""
-    snippet: str
-    """The hit's text."""
-    source: str = "memory"
-    """Only ``memory`` hits are recorded."""
+RecallResult = SearchHit
+"""One search hit handed to the recorder: the search's own hit type."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
