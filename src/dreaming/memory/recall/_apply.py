@@ -35,8 +35,11 @@ __all__ = [
 ]
 
 MEMORY_HEADER = "# Long-Term Memory"
+"""The first line of a MEMORY.md that promotion creates."""
 SECTION_TITLE = "Promoted From Short-Term Memory"
+"""The title of the dated ``## <title> (YYYY-MM-DD)`` section that one night's promotions go under."""
 _SECTION = re.compile(r"^## Promoted From Short-Term Memory \((\d{4}-\d{2}-\d{2})\)\s*$")
+"""A promotion section's heading; group 1 is its date."""
 _MARKER_TOKEN = re.compile(r"[-*+]|\d+[.)]|#{1,6}")
 """List bullets and heading marks. Snippets are whitespace-collapsed, so they are compared token by token with
 these marks dropped wherever they stand: a chunk recorded from lines 3-5 still matches lines 3-5."""

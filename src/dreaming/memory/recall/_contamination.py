@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from dreaming.memory.search._chunks import FENCE_END, FENCE_START
+
 __all__ = [
     "DIARY_PROMPT",
     "FENCE_END",
@@ -20,7 +22,9 @@ __all__ = [
 ]
 
 PROMOTION_MARKER_PREFIX = "<!-- openclaw-memory-promotion:"
+"""How the marker comment above each promoted entry in MEMORY.md starts (the entry's key follows)."""
 DIARY_PROMPT = "Write a dream diary entry from these memory fragments:"
+"""The opening of the dream-diary prompt; a snippet that echoes it is contaminated."""
 
 _LEAD_NOISE = re.compile(r"^(?:\s|[\[\(]|@@[^@]*@@|[-*+]\s|>)+")
 _LEAD = re.compile(r"\b(?:Candidate|Reflections):")
@@ -30,10 +34,6 @@ _STAGED = re.compile(r"\bstatus:\s*staged\b")
 _RECALLS = re.compile(r"\brecalls:\s*\d+")
 _NARRATIVE_SOURCE = re.compile(r"dreaming-narrative-[\w-]*\.jsonl")
 _SKELETON = re.compile(r"^(?:[#>*_`|~=\-+\s]|<!--.*?-->|\[[ xX]?\])*$")
-FENCE_START = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):start\s*-->")
-"""Opens a block that dreaming manages inside a note (``<!-- openclaw:dreaming:<name>:start -->``)."""
-FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):end\s*-->")
-"""Closes a block that :data:`FENCE_START` opened."""
 
 
 def is_contaminated_snippet(snippet: str) -> bool:

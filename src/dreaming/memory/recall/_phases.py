@@ -36,11 +36,17 @@ __all__ = [
 ]
 
 LIGHT_LOOKBACK_DAYS = 2
+"""Light considers entries recalled on the dreaming day or this many days before it."""
 REM_LOOKBACK_DAYS = 7
+"""REM considers entries recalled on the dreaming day or this many days before it."""
 LIGHT_DEDUPE_SIMILARITY = 0.9
+"""Light skips an entry at least this similar (:func:`text_similarity`) to one already staged from the same note."""
 REM_TRUTH_SIMILARITY = 0.88
+"""REM skips a possible truth at least this similar to one already offered."""
 REM_MIN_PATTERN_STRENGTH = 0.75
+"""A concept tag is a REM theme when its strength (twice its share of the pool, capped at 1) reaches this."""
 REM_MIN_TRUTH_CONFIDENCE = 0.45
+"""An entry is offered as a possible lasting truth only from this confidence up."""
 STAGE_LIMIT = 20
 """Light stages at most this many entries per night."""
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
@@ -27,6 +28,7 @@ from dreaming.memory.recall._store import (
     short_term_lock,
     write_store,
 )
+from dreaming.memory.search._search import SearchHit
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -57,22 +59,8 @@ MAX_ENTRIES = 512
 SignalType = Literal["recall", "daily", "grounded"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecallResult:
-    """One search hit handed to the recorder."""
-
-    path: str
-    """Workspace-relative path of the note."""
-    start_line: int
-    """First line of the hit (1-based)."""
-    end_line: int
-    """Last line of the hit."""
-    score: float
-    """Search score in [0, 1] (clamped when recorded)."""
-    snippet: str
-    """The hit's text."""
-    source: str = "memory"
-    """Only ``memory`` hits are recorded."""
+RecallResult = SearchHit
+"""One search hit handed to the recorder: the search's own hit type."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -247,6 +235,16 @@ def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES) -> list[str]:
     return evicted
 
 
+@contextmanager
+def _updating_store(ws: Workspace, now: datetime) -> Iterator[RecallStore]:
+    """Hold the store's lock over one read-modify-write: read it, let the caller change it, cap it and write it."""
+    with short_term_lock(ws):
+        store = read_store(ws, now=now, move_unreadable=True)
+        yield store
+        apply_retention(store)
+        write_store(ws, store, now=now)
+
+
 def _accepts(ws: Workspace, result: RecallResult) -> bool:
     return (
         result.source == "memory"
@@ -271,8 +269,7 @@ def record_recall_batch(
     stamp = format_iso(now)
     today = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with short_term_lock(ws):
-        store = read_store(ws, now=now, move_unreadable=True)
+    with _updating_store(ws, now) as store:
         for q, hits in accepted:
             qhash = query_hash(q.query)
             for hit in hits:
@@ -290,8 +287,6 @@ def record_recall_batch(
                     dedupe=q.dedupe_by_query_per_day,
                 )
                 touched.add(key)
-        apply_retention(store)
-        write_store(ws, store, now=now)
     if event:
         record_event(ws.events, "memory.recall.recorded", now, entries=len(touched), queries=len(queries))
     return len(touched)
@@ -329,8 +324,7 @@ def record_grounded_short_term_candidates(
     stamp = format_iso(now)
     day = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with short_term_lock(ws):
-        store = read_store(ws, now=now, move_unreadable=True)
+    with _updating_store(ws, now) as store:
         for item in usable:
             key = _touch(
                 store,
@@ -348,8 +342,6 @@ def record_grounded_short_term_candidates(
                 grounded=True,
             )
             touched.add(key)
-        apply_retention(store)
-        write_store(ws, store, now=now)
     return len(touched)
 
 

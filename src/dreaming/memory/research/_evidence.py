@@ -37,6 +37,8 @@ body, a docstring line, a comment, a usage example in a docstring, a line of a p
 LINE_ROLES: tuple[str, ...] = get_args(LineRole)
 CODE_ROLES = ("code", "signature", "body")
 """The roles of lines that are code (not prose about it)."""
+_DICT_HEAD = ("id", "source_type", "locator", "snippet", "score", "content_hash")
+"""The keys :meth:`Evidence.to_dict` writes first, in this order; the other fields of the hit follow as declared."""
 
 
 def content_hash(snippet: str) -> str:
@@ -74,35 +76,16 @@ class SourceHit:
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
-class Evidence:
-    """A hit with a stable id (``E1``, ``E2`` ...), cited by claims."""
+class Evidence(SourceHit):
+    """A hit with a stable id (``E1``, ``E2`` ...), cited by claims.
+
+    Its text (snippet, locator, matched line and title) has had its secrets redacted when it entered the pool.
+    """
 
     id: str
     """``E<n>``, in order of arrival in its pool."""
-    source_type: SourceType
-    """``web``, ``codebase`` or ``memory``."""
-    locator: str
-    """A URL, ``path:line``, or a memory ``path:start-end``."""
-    snippet: str
-    """The exact text found, secrets redacted."""
-    score: float
-    """The tool's retrieval score."""
     content_hash: str
     """SHA-256 prefix of the snippet; the pool deduplicates on it."""
-    domain: str | None = None
-    """For web evidence: the host."""
-    path: str | None = None
-    """For codebase and memory evidence: the file."""
-    line: int | None = None
-    """For codebase evidence: the matched line number."""
-    line_text: str | None = None
-    """For codebase evidence: the matched line alone, secrets redacted."""
-    title: str | None = None
-    """A page title, when known."""
-    scope: str | None = None
-    """For codebase evidence: the enclosing classes and functions."""
-    role: LineRole | None = None
-    """For codebase evidence: what the matched line is."""
 
     @property
     def source_key(self) -> str:
@@ -118,8 +101,9 @@ class Evidence:
         return "memory"
 
     def to_dict(self) -> dict[str, Any]:
-        """Return a JSON-ready dict (for graph state and logs)."""
-        return asdict(self)
+        """Return a JSON-ready dict (for graph state and logs): the keys in :data:`_DICT_HEAD` order, then the rest."""
+        data = asdict(self)
+        return {key: data.pop(key) for key in _DICT_HEAD} | data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Evidence:

@@ -15,6 +15,8 @@ from dreaming.memory._secrets import is_secret_name
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
+    "FENCE_END",
+    "FENCE_START",
     "MAX_CHUNK_LINES",
     "Chunk",
     "chunk_markdown",
@@ -30,8 +32,10 @@ MAX_CHUNK_LINES = 12
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
-_MANAGED_START = re.compile(r"<!--\s*openclaw:dreaming:[\w-]+:start\s*-->")
-_MANAGED_END = re.compile(r"<!--\s*openclaw:dreaming:[\w-]+:end\s*-->")
+FENCE_START = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):start\s*-->")
+"""Opens a block that dreaming manages inside a note (``<!-- openclaw:dreaming:<name>:start -->``)."""
+FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:([\w-]+):end\s*-->")
+"""Closes a block that :data:`FENCE_START` opened."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -135,12 +139,12 @@ def chunk_markdown(text: str) -> list[Chunk]:
 
     for number, line in enumerate(text.splitlines(), start=1):
         if in_managed:
-            if _MANAGED_END.search(line):
+            if FENCE_END.search(line):
                 in_managed = False
             continue
-        if _MANAGED_START.search(line):
+        if FENCE_START.search(line):
             flush()
-            in_managed = not _MANAGED_END.search(line)
+            in_managed = not FENCE_END.search(line)
             continue
         if _FENCE.match(line):
             in_fence = not in_fence

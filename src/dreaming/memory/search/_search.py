@@ -56,9 +56,9 @@ DEFAULT_MAX_STALENESS_S = 2.0
 """How old the last check of the files may be before a :class:`MemoryIndex` search checks them again."""
 
 
-@dataclass(frozen=True, kw_only=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One chunk of memory that matched a query."""
+    """One chunk of memory that matched a query; the recall store records it as is (``RecallResult``)."""
 
     path: str
     """Workspace-relative POSIX path of the file."""
