@@ -93,7 +93,7 @@ def promotion_lines(promoted: Sequence[Mapping[str, Any]], conflicts: Sequence[C
         superseded = f", superseding {', '.join(item['superseded'])}" if item.get("superseded") else ""
         lines.append(f"Research insight `{item['id']}` {item['action']}{superseded}.")
     for conflict in conflicts:
-        lines.append(f"Conflict left for you: {conflict.question!r} contradicts `{conflict.existing_id}`.")
+        lines.append(f"Conflict left for you: {conflict.finding.gap!r} contradicts `{conflict.existing.id}`.")
     return lines
 
 
@@ -228,14 +228,16 @@ def promote_research(state: Mapping[str, Any], ctx: DreamContext) -> dict[str, A
         )
         outcome = write_research_insight(ctx.workspace, finding, ctx.now)
         if isinstance(outcome, Conflict):
-            logger.info("research finding for %r conflicts with %s", finding.gap, outcome.existing_id)
+            logger.info("research finding for %r conflicts with %s", finding.gap, outcome.existing.id)
             conflicts.append(outcome)
         elif decision is not None:
             promoted.append(decision)
     markdown = render_rem_research_section(findings, ctx.now, conflicts=conflicts, backlog=research.get("backlog", []))
     lines = [*research.get("lines", []), *promotion_lines(promoted, conflicts)]
     conflict_rows = [
-        {"question": c.question, "claim": c.claim, "existing_id": c.existing_id, "reason": c.reason} for c in conflicts
-    ]
+        {"question": c.finding.gap, "claim": c.finding.claim.text if c.finding.claim else "",
+         "existing_id": c.existing.id, "reason": c.reason}
+        for c in conflicts
+    ]  # fmt: skip
     updated = {**research, "lines": lines, "markdown": markdown, "promoted": promoted, "conflicts": conflict_rows}
     return {"summaries": {"research": updated}}

@@ -111,10 +111,10 @@ def test_a_weaker_contradiction_is_a_conflict_and_writes_nothing(workspace: Work
     assert finding.kept and finding.confidence == 0.8
     result = write_research_insight(workspace, finding, now)
     assert isinstance(result, Conflict)
-    assert result.existing_id == old.insight_id
+    assert result.existing.id == old.insight_id
     assert "is not better than the existing (2 source(s), confidence 0.80)" in result.reason
     assert "1 independent source(s), 2 needed" in result.reason
-    assert result.existing_claim and result.claim  # both sides, for the user to settle
+    assert result.existing.claim and result.finding.claim  # both sides, for the user to settle
     assert sorted(p.name for p in workspace.insights_dir.rglob("*")) == before
     section = render_rem_research_section([finding], now, conflicts=[result])
     assert "### Conflicts for you to settle" in section

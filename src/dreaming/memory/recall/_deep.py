@@ -214,21 +214,12 @@ def deep_sleep_recall(
     ranking, plans, refused, fresh, applied, compacted, invalid, overflow = result
     by_key = {c.key: c for c in ranking.candidates}
     summary = PromotionSummary(
-        day=day,
-        dry_run=dry_run,
-        disabled_reason=None,
-        ranking=ranking,
-        applied=applied,
-        refused=tuple(refused),
-        appended=len(fresh),
-        reconciled_existing=len(plans) - len(fresh),
-        compacted_dates=tuple(compacted),
+        day=day, dry_run=dry_run, disabled_reason=None, ranking=ranking, applied=applied, refused=tuple(refused),
+        appended=len(fresh), reconciled_existing=len(plans) - len(fresh), compacted_dates=tuple(compacted),
         real_recalls=sum(by_key[a.key].recall_count + by_key[a.key].grounded_count for a in applied),
-        ingestion_signals=sum(by_key[a.key].daily_count for a in applied),
-        removed_invalid_entries=invalid,
-        removed_overflow_entries=overflow,
-        report_path=None if dry_run else phase_report_path(ws, "deep", day),
-    )
+        ingestion_signals=sum(by_key[a.key].daily_count for a in applied), removed_invalid_entries=invalid,
+        removed_overflow_entries=overflow, report_path=None if dry_run else phase_report_path(ws, "deep", day),
+    )  # fmt: skip
     if not dry_run:
         assert summary.report_path is not None
         atomic_write_text(summary.report_path, render_deep_report(summary))

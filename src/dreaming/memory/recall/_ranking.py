@@ -300,15 +300,8 @@ def rank_entries(
         if raw < min_score:
             skipped.append((key, "min_score"))
             continue
-        parts = Components(
-            relevance=rel,
-            frequency=freq,
-            diversity=div,
-            recency=rec,
-            consolidation=spacing,
-            conceptual=concept,
-            phase_boost=boost,
-        )
+        parts = Components(relevance=rel, frequency=freq, diversity=div, recency=rec, consolidation=spacing,
+                           conceptual=concept, phase_boost=boost)  # fmt: skip
         passed.append(((-clamp_unit(raw), -recalls, path), key, entry, parts, raw, age))
     passed.sort(key=lambda p: p[0])
     limit = max(0, config.limit)

@@ -304,13 +304,8 @@ def record_short_term_recalls(
     day_bucket: str | None = None,
 ) -> int:
     """Record one query's hits (OpenClaw's update rule); return the number of entries touched."""
-    batch = RecallQuery(
-        query=query,
-        results=results,
-        signal_type=signal_type,
-        dedupe_by_query_per_day=dedupe_by_query_per_day,
-        day_bucket=day_bucket,
-    )
+    batch = RecallQuery(query=query, results=results, signal_type=signal_type,
+                        dedupe_by_query_per_day=dedupe_by_query_per_day, day_bucket=day_bucket)  # fmt: skip
     return record_recall_batch(ws, [batch], now=now, timezone=timezone)
 
 

@@ -158,20 +158,10 @@ class InsightWrite:
 class Conflict:
     """A kept finding that contradicts an active insight and may not supersede it: for the user to settle."""
 
-    question: str
-    """The new finding's question."""
-    claim: str
-    """The new finding's claim."""
-    confidence: float
-    """The new finding's confidence."""
-    sources: tuple[str, ...]
-    """The new finding's locators."""
-    existing_id: str
-    """The insight it contradicts."""
-    existing_claim: str
-    """What that insight says."""
-    existing_confidence: float
-    """That insight's confidence."""
+    finding: ResearchFinding
+    """The new, kept finding (its question is ``gap``, its sources its ``locators``)."""
+    existing: ResearchInsight
+    """The active insight it contradicts."""
     reason: str
     """Why it was not superseded."""
 
@@ -294,16 +284,7 @@ def write_research_insight(
             )
         if finding.independent_sources < SUPERSEDE_MIN_SOURCES:
             why.append(f"{finding.independent_sources} independent source(s), {SUPERSEDE_MIN_SOURCES} needed")
-        return Conflict(
-            question=finding.gap,
-            claim=finding.claim.text,
-            confidence=finding.confidence,
-            sources=finding.locators,
-            existing_id=old.id,
-            existing_claim=old.claim,
-            existing_confidence=old.confidence,
-            reason="; ".join(why),
-        )
+        return Conflict(finding=finding, existing=old, reason="; ".join(why))
 
     first_promoted = today
     for old in same:

@@ -90,10 +90,12 @@ def render_rem_research_section(
     if conflict_list:
         lines.extend(["### Conflicts for you to settle", ""])
         for conflict in conflict_list:
+            new, old = conflict.finding, conflict.existing
+            claim = new.claim.text if new.claim else ""
             lines.append(
-                f'- "{_one_line(conflict.question)}": new finding "{_one_line(conflict.claim)}" '
-                f"({conflict.confidence:.2f}; {', '.join(conflict.sources) or 'no sources'}) contradicts "
-                f'{conflict.existing_id} "{_one_line(conflict.existing_claim)}" ({conflict.existing_confidence:.2f}); '
+                f'- "{_one_line(new.gap)}": new finding "{_one_line(claim)}" '
+                f"({new.confidence:.2f}; {', '.join(new.locators) or 'no sources'}) contradicts "
+                f'{old.id} "{_one_line(old.claim)}" ({old.confidence:.2f}); '
                 f"not superseded: {_one_line(conflict.reason)}"
             )
         lines.append("")
