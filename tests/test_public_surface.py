@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
+
+import dreaming
 
 SURFACES = {
     "dreaming": [
@@ -55,6 +58,50 @@ SURFACES = {
         "SearchOutcome", "search_and_record",
     ],
     "dreaming.prompts": ["load_prompt"],
+    "dreaming.evals": [
+        "CATEGORIES", "CaseResult", "EvalCase", "LEDGER_COLUMNS", "Scores", "append_ledger", "bundled_cases",
+        "data_dir", "load_cases", "render_table", "run_research_eval", "score_case",
+    ],
+    "dreaming.memory.gaps": [
+        "AttemptOutcome", "BACKOFF_SLACK", "GAP_STATUSES", "GAP_TYPES", "GapStatus", "GapType", "KnowledgeGap",
+        "LOW_CONFIDENCE", "MAX_FRUITLESS_ATTEMPTS", "MAX_GAPS", "PARTIAL_COVERAGE", "classify_gap", "list_gaps",
+        "normalize_query", "record_attempt", "record_gap", "select_gaps_for_night",
+    ],
+    "dreaming.memory.recall": [
+        "AppliedPromotion", "AuditIssue", "AuditReport", "Candidate", "Components", "GroundedItem",
+        "PromotionSummary", "RankingResult", "RecallPhaseSummary", "RecallQuery", "RecallResult", "RepairReport",
+        "audit_recall_artifacts", "chunk_daily_note", "compact_memory_for_budget", "deep_sleep_recall",
+        "derive_concept_tags", "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path",
+        "light_sleep_recall", "line_range_overlaps_dreaming_fence", "promotion_marker",
+        "rank_short_term_candidates", "read_light_staged_keys", "read_store",
+        "record_grounded_short_term_candidates", "record_phase_signals", "record_recall_batch",
+        "record_rem_considered", "record_short_term_recalls", "rehydrate", "rem_sleep_recall",
+        "remove_grounded_short_term_candidates", "repair_recall_artifacts", "write_store",
+    ],
+    "dreaming.memory.research": [
+        "ABBREVIATIONS", "CODE_ROLES", "Claim", "ClaimValidation", "Conflict", "Evidence", "EvidenceCheck",
+        "EvidencePool", "FindingDecision", "FindingOutcome", "GENERIC_STEMS", "InsightWrite", "LineReader",
+        "LineRole", "Outcome", "PROSE_SUFFIXES", "REDACTED", "ResearchFinding", "ResearchInsight", "SourceHit",
+        "SourceType", "Validation", "ValidationMethod", "append_research_log", "asked_names", "bindings",
+        "clean_claims", "content_hash", "decide", "definition_name", "fence_evidence", "fence_hits",
+        "finding_from_validation", "identifiers", "is_statement", "names_in", "numbers", "open_brackets",
+        "question_kind", "read_research_insights", "reads_as_instruction", "redact_secrets",
+        "render_rem_research_section", "research_log_row", "research_slug", "search_words", "short_form",
+        "stemmed_salient_terms", "stemmed_term_coverage", "supports_text", "synthesize_extractive",
+        "validate_claims", "validation_summary", "write_research_insight",
+    ],
+    "dreaming.memory.search": [
+        "Chunk", "IndexRefresh", "MemoryIndex", "SearchHit", "chunk_markdown", "index_salient_terms",
+        "index_term_coverage", "is_dreaming_output", "iter_memory_files", "open_index", "query_terms",
+        "refresh_index", "search_index", "search_memory",
+    ],
+    "dreaming.memory.verdicts": [
+        "ATR_DAYS", "DeepSummary", "FLAT_CAP_PCT", "K_FLAT", "LightSummary", "MIN_REGIME_ROWS", "PriceBook",
+        "PriceSeries", "REGIMES", "RemSummary", "ReviewSummary", "SIZE_SATURATION", "SLOPE_LOOKBACK", "SMA_DAYS",
+        "VERDICTS", "VERDICT_KINDS", "VerdictCandidate", "WINDOWS", "candidate_slug", "classify",
+        "deep_sleep_verdicts", "flat_threshold", "gate_passing", "light_sleep_verdicts", "load_candidates",
+        "load_prices", "parse_date", "passes_gate", "rem_sleep_verdicts", "review_verdicts", "score_bucket",
+    ],
 }  # fmt: skip
 
 
@@ -64,6 +111,16 @@ def test_public_surface_is_pinned(module: str) -> None:
     assert sorted(imported.__all__) == sorted(SURFACES[module])
     for name in imported.__all__:
         assert hasattr(imported, name), name
+
+
+def test_every_package_is_pinned() -> None:
+    root = Path(dreaming.__file__).parent
+    packages = {
+        ".".join(("dreaming", *init.parent.relative_to(root).parts))
+        for init in root.rglob("__init__.py")
+        if "data" not in init.relative_to(root).parts  # the eval corpus: third-party code kept as data
+    }
+    assert packages <= SURFACES.keys(), sorted(packages - SURFACES.keys())
 
 
 def test_the_deterministic_core_imports_no_langgraph_and_no_llm_code() -> None:

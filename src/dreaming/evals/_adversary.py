@@ -15,7 +15,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 
 from dreaming.llm.fake import FakeChatModel, tool_call_answer
-from dreaming.memory.research import asked_names, numbers, reads_as_instruction, salient_terms
+from dreaming.memory.research import asked_names, numbers, reads_as_instruction, stemmed_salient_terms
 
 __all__ = ["AdversarialModel", "adversarial_claims"]
 
@@ -44,7 +44,7 @@ def _wrong_value(line: str) -> str | None:
 
 def adversarial_claims(question: str, blocks: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
     """Return wrong claims (``{"text", "evidence_ids"}``) for ``question`` from ``(id, source, text)`` evidence."""
-    names = asked_names(question)[0] or salient_terms(question)[:1] or ("it",)
+    names = asked_names(question)[0] or stemmed_salient_terms(question)[:1] or ("it",)
     asked = names[0]
     claims: list[dict[str, Any]] = []
     for index, (evidence_id, _source, body) in enumerate(blocks[:6]):

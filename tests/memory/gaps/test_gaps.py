@@ -7,7 +7,6 @@ from datetime import datetime, timedelta
 
 import pytest
 
-import dreaming.memory.gaps as gaps_pkg
 from dreaming.memory import Workspace, iter_jsonl
 from dreaming.memory.files import InputReport
 from dreaming.memory.gaps import _store as store
@@ -24,28 +23,6 @@ from dreaming.memory.search import SearchHit
 
 def hit(score: float, snippet: str) -> SearchHit:
     return SearchHit(path="memory/2026-04-01.md", start_line=1, end_line=1, score=score, snippet=snippet)
-
-
-def test_public_surface_is_pinned() -> None:
-    assert set(gaps_pkg.__all__) == {
-        "BACKOFF_SLACK",
-        "GAP_STATUSES",
-        "GAP_TYPES",
-        "LOW_CONFIDENCE",
-        "MAX_FRUITLESS_ATTEMPTS",
-        "MAX_GAPS",
-        "PARTIAL_COVERAGE",
-        "AttemptOutcome",
-        "GapStatus",
-        "GapType",
-        "KnowledgeGap",
-        "classify_gap",
-        "list_gaps",
-        "normalize_query",
-        "record_attempt",
-        "record_gap",
-        "select_gaps_for_night",
-    }
 
 
 @pytest.mark.parametrize(

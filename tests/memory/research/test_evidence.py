@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pytest
 
-import dreaming.memory.research as research
 from dreaming.memory.research import (
     REDACTED,
     Claim,
@@ -14,23 +13,6 @@ from dreaming.memory.research import (
     fence_evidence,
     redact_secrets,
 )
-
-
-def test_public_surface_is_pinned() -> None:
-    assert sorted(research.__all__) == sorted(
-        [
-            "REDACTED", "Claim", "ClaimValidation", "Conflict", "Evidence", "EvidenceCheck",
-            "EvidencePool", "FindingDecision", "FindingOutcome", "InsightWrite", "LineReader", "Outcome", "ResearchFinding",
-            "ResearchInsight", "SourceHit", "SourceType", "Validation", "ValidationMethod", "append_research_log",
-            "clean_claims", "content_hash", "decide", "definition_name", "fence_evidence", "fence_hits", "finding_from_validation",
-            "identifiers", "is_statement", "numbers", "term_coverage", "LineRole", "PROSE_SUFFIXES", "asked_names",
-            "ABBREVIATIONS", "CODE_ROLES", "GENERIC_STEMS", "bindings", "names_in", "open_brackets", "question_kind", "short_form",
-            "reads_as_instruction",
-            "read_research_insights", "redact_secrets", "render_rem_research_section", "research_log_row",
-            "research_slug", "salient_terms", "search_words", "supports_text", "synthesize_extractive", "validate_claims",
-            "validation_summary", "write_research_insight",
-        ]
-    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

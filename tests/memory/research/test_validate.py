@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from dreaming.memory._terms import stemmed_term_coverage as term_coverage
+from dreaming.memory._terms import stemmed_term_coverage as stemmed_term_coverage
 from dreaming.memory.research import (
     Claim,
     EvidencePool,
@@ -10,8 +10,8 @@ from dreaming.memory.research import (
     decide,
     identifiers,
     numbers,
-    salient_terms,
     search_words,
+    stemmed_salient_terms,
     supports_text,
     validate_claims,
 )
@@ -29,10 +29,10 @@ def _code_pool() -> EvidencePool:
 
 
 def test_text_rules() -> None:
-    assert salient_terms("What is the max_gaps_per_night of the Gaps?") == ("max_gaps_per_night", "gap")
-    assert salient_terms("how is the flat threshold capped") == ("flat", "threshold", "cap")
-    assert salient_terms("what is K_FLAT") == ("k_flat",)
-    assert salient_terms("bookingModification") == ("booking_modification",)
+    assert stemmed_salient_terms("What is the max_gaps_per_night of the Gaps?") == ("max_gaps_per_night", "gap")
+    assert stemmed_salient_terms("how is the flat threshold capped") == ("flat", "threshold", "cap")
+    assert stemmed_salient_terms("what is K_FLAT") == ("k_flat",)
+    assert stemmed_salient_terms("bookingModification") == ("booking_modification",)
     assert search_words("what is K_FLAT") == ("K_FLAT",)
     assert search_words("where are the locked files") == ("lock", "file")
     assert identifiers("use flat_threshold, K_FLAT and bookingModification, not __init__") == (
@@ -47,14 +47,14 @@ def test_text_rules() -> None:
 
 def test_an_identifier_is_one_strong_term_and_its_parts_meet_prose() -> None:
     # Asking about K_FLAT is not asking about every "flat" in the codebase ...
-    assert term_coverage(salient_terms("what is K_FLAT"), 'flat = " ".join(text.split())') == 0.0
-    assert term_coverage(salient_terms("what is K_FLAT"), "K_FLAT = 1.0") == 1.0
-    assert term_coverage(salient_terms("what is K_FLAT"), "kFlat = 1.0") == 1.0
+    assert stemmed_term_coverage(stemmed_salient_terms("what is K_FLAT"), 'flat = " ".join(text.split())') == 0.0
+    assert stemmed_term_coverage(stemmed_salient_terms("what is K_FLAT"), "K_FLAT = 1.0") == 1.0
+    assert stemmed_term_coverage(stemmed_salient_terms("what is K_FLAT"), "kFlat = 1.0") == 1.0
     # ... but a name in the text still speaks to prose words, stemmed: capped meets CAP, thresholds meets threshold.
-    assert term_coverage(salient_terms("how is the flat threshold capped"), "FLAT_CAP_PCT = 8.0") == pytest.approx(
-        2 / 3
-    )
-    assert term_coverage(salient_terms("the thresholds"), "def flat_threshold(x):") == 1.0
+    assert stemmed_term_coverage(
+        stemmed_salient_terms("how is the flat threshold capped"), "FLAT_CAP_PCT = 8.0"
+    ) == pytest.approx(2 / 3)
+    assert stemmed_term_coverage(stemmed_salient_terms("the thresholds"), "def flat_threshold(x):") == 1.0
     assert supports_text("The stored value is cached", "values are stored in the cache")
 
 

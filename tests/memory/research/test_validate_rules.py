@@ -13,10 +13,10 @@ from dreaming.memory.research import (
     SourceHit,
     Validation,
     reads_as_instruction,
-    salient_terms,
     search_words,
     short_form,
-    term_coverage,
+    stemmed_salient_terms,
+    stemmed_term_coverage,
     validate_claims,
 )
 from dreaming.memory.research._relevance import RELEVANCE_FRACTION, question_coverage, question_kind, spells
@@ -293,8 +293,8 @@ def test_a_methods_docstring_does_not_vouch_for_its_class() -> None:
 
 
 def test_stems_meet_across_word_forms() -> None:
-    assert term_coverage(salient_terms("shell detection"), "If the shell cannot be detected") == 1.0
-    assert term_coverage(salient_terms("retries"), "the retry policy") == 1.0
+    assert stemmed_term_coverage(stemmed_salient_terms("shell detection"), "If the shell cannot be detected") == 1.0
+    assert stemmed_term_coverage(stemmed_salient_terms("retries"), "the retry policy") == 1.0
     assert search_words("shell detection")[-1] == "detect"  # searched by its stem: it starts "detected"
 
 

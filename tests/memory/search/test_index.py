@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-import dreaming.memory.search as search_pkg
 from dreaming.memory import Workspace
 from dreaming.memory.search import (
     chunk_markdown,
@@ -30,25 +29,6 @@ def bump(path: Path, text: str) -> None:
     stat = path.stat()
     path.write_text(text, encoding="utf-8")
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
-
-
-def test_public_surface_is_pinned() -> None:
-    assert sorted(search_pkg.__all__) == [
-        "Chunk",
-        "IndexRefresh",
-        "MemoryIndex",
-        "SearchHit",
-        "chunk_markdown",
-        "is_dreaming_output",
-        "iter_memory_files",
-        "open_index",
-        "query_terms",
-        "refresh_index",
-        "salient_terms",
-        "search_index",
-        "search_memory",
-        "term_coverage",
-    ]
 
 
 def test_chunks_follow_paragraphs_and_headings_with_exact_lines() -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from dreaming.memory.search import SearchHit, salient_terms, term_coverage
+from dreaming.memory.search import SearchHit, index_salient_terms, index_term_coverage
 
 __all__ = [
     "LOW_CONFIDENCE",
@@ -147,7 +147,7 @@ def classify_gap(query: str, hits: Sequence[SearchHit]) -> GapType | None:
     ``low_confidence``; a best hit (highest score) whose snippet holds under :data:`PARTIAL_COVERAGE` of the salient
     terms is ``partial_match``. A query with no letters or digits leaves no gap: there is nothing to look for.
     """
-    terms = salient_terms(query)
+    terms = index_salient_terms(query)
     if not terms:
         return None
     if not hits:
@@ -155,6 +155,6 @@ def classify_gap(query: str, hits: Sequence[SearchHit]) -> GapType | None:
     best = max(hits, key=lambda hit: hit.score)
     if best.score < LOW_CONFIDENCE:
         return "low_confidence"
-    if term_coverage(terms, best.snippet) < PARTIAL_COVERAGE:
+    if index_term_coverage(terms, best.snippet) < PARTIAL_COVERAGE:
         return "partial_match"
     return None

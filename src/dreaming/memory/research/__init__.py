@@ -1,15 +1,12 @@
 """Gap research, the deterministic part: evidence, claims, validation, finding decisions, records, insights, DREAMS.md.
 
-Imports no LangGraph and no LLM code; the research subgraph calls these functions. ``salient_terms`` and
-``term_coverage`` are the stemmed terms of ``memory/_terms.py`` (``stemmed_salient_terms``, ``stemmed_term_coverage``),
-exported under their historical names.
+Imports no LangGraph and no LLM code; the research subgraph calls these functions. Its terms are the stemmed terms
+of ``memory/_terms.py`` (``stemmed_*``), not memory search's index terms.
 """
 
 from __future__ import annotations
 
-from dreaming.memory._terms import identifiers, search_words
-from dreaming.memory._terms import stemmed_salient_terms as salient_terms
-from dreaming.memory._terms import stemmed_term_coverage as term_coverage
+from dreaming.memory._terms import identifiers, search_words, stemmed_salient_terms, stemmed_term_coverage
 from dreaming.memory.research._evidence import (
     CODE_ROLES,
     REDACTED,
@@ -113,12 +110,12 @@ __all__ = [
     "render_rem_research_section",
     "research_log_row",
     "research_slug",
-    "salient_terms",
     "search_words",
     "short_form",
+    "stemmed_salient_terms",
+    "stemmed_term_coverage",
     "supports_text",
     "synthesize_extractive",
-    "term_coverage",
     "validate_claims",
     "validation_summary",
     "write_research_insight",
