@@ -23,7 +23,7 @@ from dreaming.llm import FakeChatModel, build_gateway, tool_call_answer
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
 from dreaming.memory.research import SourceHit
-from dreaming.night import dream
+from dreaming.night import run_night
 from dreaming.prompts import load_prompt
 from dreaming.tools.codebase import FakeCodebaseSearch
 from dreaming.tools.sources import ResearchTools
@@ -80,7 +80,7 @@ def _night(root: Path, gaps: int, concurrency: int) -> tuple[float, int, int]:
         return replace(base, research=tools, gateway=gateway)
 
     started = time.perf_counter()
-    outcome = asyncio.run(dream(ws, cfg, now=NOW, make_context=complete))
+    outcome = asyncio.run(run_night(ws, cfg, now=NOW, make_context=complete))
     took = time.perf_counter() - started
     findings: list[dict[str, Any]] = outcome.state["summaries"]["research"]["findings"]
     tokens = sum(int(f["tokens"]) for f in findings)

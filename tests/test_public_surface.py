@@ -11,9 +11,9 @@ import dreaming
 
 SURFACES = {
     "dreaming": [
-        "DreamingConfig", "DreamingError", "FakeChatModel", "LLMGateway", "PriorInsights", "RunOutcome", "Workspace",
-        "__version__", "build_gateway", "dream", "dream_now_tool", "init_workspace", "load_config",
-        "load_prior_insights", "night_context", "prior_insights_tool", "record_gap", "search_and_record",
+        "DreamingConfig", "DreamingError", "FakeChatModel", "LLMGateway", "NightReport", "PriorInsights", "Workspace",
+        "__version__", "adream", "build_gateway", "dream", "dream_now_tool", "init_workspace", "load_config",
+        "load_prior_insights", "prior_insights_tool", "record_gap", "search_and_record",
     ],
     "dreaming.llm": [
         "Allowed", "BudgetLedger", "BudgetReport", "BudgetStatus", "CandidateGuard", "Decision", "FakeChatModel",
@@ -25,7 +25,10 @@ SURFACES = {
         "jsonable", "verify_insights", "verify_insights_detailed",
     ],
     "dreaming.cli": ["app", "main"],
-    "dreaming.night": ["RunOutcome", "codebase_roots", "dream", "night_context", "research_tools", "utc_now"],
+    "dreaming.night": [
+        "NightReport", "RunOutcome", "adream", "codebase_roots", "dream", "night_context", "research_tools", "run_night",
+        "utc_now", "workspace_status",
+    ],
     "dreaming.chat": ["dream_now_tool", "prior_insights_tool"],
     "dreaming.errors": [
         "BudgetError", "ConfigError", "DreamingError", "LockBusyError",

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from dreaming.memory import Workspace, init_workspace
     from dreaming.memory.gaps import record_gap
     from dreaming.memory.insights import PriorInsights, load_prior_insights
-    from dreaming.night import RunOutcome, dream, night_context
+    from dreaming.night import NightReport, adream, dream
     from dreaming.tools.memory_search import search_and_record
 
 __all__ = [
@@ -25,17 +25,17 @@ __all__ = [
     "DreamingError",
     "FakeChatModel",
     "LLMGateway",
+    "NightReport",
     "PriorInsights",
-    "RunOutcome",
     "Workspace",
     "__version__",
+    "adream",
     "build_gateway",
     "dream",
     "dream_now_tool",
     "init_workspace",
     "load_config",
     "load_prior_insights",
-    "night_context",
     "prior_insights_tool",
     "record_gap",
     "search_and_record",
@@ -56,9 +56,9 @@ _HOMES = {
     "FakeChatModel": "dreaming.llm",
     "LLMGateway": "dreaming.llm",
     "build_gateway": "dreaming.llm",
-    "RunOutcome": "dreaming.night",
+    "NightReport": "dreaming.night",
+    "adream": "dreaming.night",
     "dream": "dreaming.night",
-    "night_context": "dreaming.night",
     "dream_now_tool": "dreaming.chat",
     "prior_insights_tool": "dreaming.chat",
 }

@@ -16,7 +16,7 @@ from dreaming.config import load_config
 from dreaming.errors import LockBusyError, OutsideWorkspaceError
 from dreaming.memory import Workspace, night_entry, render_diary_entry
 from dreaming.memory.insights import load_prior_insights
-from dreaming.night import dream, night_context, utc_now
+from dreaming.night import night_context, run_night, utc_now
 
 __all__ = ["dream_now_tool", "prior_insights_tool"]
 
@@ -37,7 +37,7 @@ def dream_now_tool(ws: Workspace, *, env: Mapping[str, str], clock: Callable[[],
         config = load_config(ws.config_file)
         now = clock()
         try:
-            outcome = await dream(ws, config, now=now, trigger="now", make_context=night_context(env=env))
+            outcome = await run_night(ws, config, now=now, trigger="now", make_context=night_context(env=env))
         except (LockBusyError, OutsideWorkspaceError) as exc:
             return f"Not now: {exc}"
         entry = night_entry(outcome.state, trigger="now")

@@ -7,7 +7,11 @@ the research tools, progress reporting); the graph receives them through its run
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
+import json
+import os
 import secrets
 import sqlite3
 from collections.abc import Callable, Mapping
@@ -20,9 +24,9 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.pregel import Pregel
 
-from dreaming.config import DreamingConfig
-from dreaming.graph import DreamContext, ProgressFn, build_dream_graph
-from dreaming.llm import LLMGateway, build_gateway
+from dreaming.config import DreamingConfig, load_config
+from dreaming.graph import DreamContext, ProgressFn, build_dream_graph, jsonable
+from dreaming.llm import LLMGateway, build_gateway, read_budget_status
 from dreaming.memory import (
     ConsolidationLock,
     Workspace,
@@ -30,17 +34,31 @@ from dreaming.memory import (
     before_write,
     check_confined,
     move_aside,
+    night_entry,
     read_state,
     record_event,
+    render_diary_entry,
     set_aside_unreadable,
     sweep_orphan_temps,
 )
+from dreaming.memory.gaps import list_gaps
 from dreaming.tools.codebase import RipgrepSearch
 from dreaming.tools.memory_search import WorkspaceMemorySearch
 from dreaming.tools.sources import ResearchTools
 from dreaming.tools.web import web_search_from_env
 
-__all__ = ["RunOutcome", "codebase_roots", "dream", "night_context", "research_tools", "utc_now"]
+__all__ = [
+    "NightReport",
+    "RunOutcome",
+    "adream",
+    "codebase_roots",
+    "dream",
+    "night_context",
+    "research_tools",
+    "run_night",
+    "utc_now",
+    "workspace_status",
+]
 
 CURRENT_RUN_VERSION = 1
 SET_ASIDE_WHEN_UNREADABLE = (
@@ -144,15 +162,28 @@ def _checkpoints_usable(ws: Workspace, now: datetime, notes: list[str]) -> None:
         notes.append(f"unreadable checkpoints.sqlite moved aside to {moved.name}; a crashed run cannot be resumed")
 
 
-async def dream(
+async def _acquire_off_loop(lock: ConsolidationLock) -> None:
+    """Take ``lock`` in a worker thread; a caller cancelled while waiting releases it once the thread gets it."""
+    taking = asyncio.ensure_future(asyncio.to_thread(lock.acquire))
+    try:
+        await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        taking.add_done_callback(lambda done: None if done.cancelled() or done.exception() else lock.release())
+        raise
+
+
+async def run_night(
     ws: Workspace,
     config: DreamingConfig,
     *,
     now: datetime,
     trigger: str = "run",
     make_context: Callable[[DreamContext], DreamContext] = lambda c: c,
+    wait: bool = True,
 ) -> RunOutcome:
-    """Dream one night on ``ws`` under the consolidation lock.
+    """Dream one night on ``ws`` under the consolidation lock (the low-level entry; see :func:`adream`).
+
+    The lock is awaited in a worker thread, so the caller's event loop keeps serving while another run holds it.
 
     Args:
         ws: the workspace.
@@ -160,16 +191,19 @@ async def dream(
         now: the night's 'now'.
         trigger: ``run``, ``now`` or ``eval`` (shown in the diary).
         make_context: adds models, tools and progress reporting to the base context (the entry point's job).
+        wait: wait up to ``config.lock_timeout_seconds`` for a held lock; False gives up at once.
 
     Raises:
-        LockBusyError: another run holds the lock past ``config.lock_timeout_seconds``.
+        LockBusyError: another run holds the lock (past ``config.lock_timeout_seconds`` when waiting).
         OutsideWorkspaceError: a folder or file the night writes is a symbolic link (checked before the lock, and
             again by every write); nothing is written.
     """
     check_confined(ws)
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds) as lock:
+    lock = ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds if wait else 0.0)
+    await _acquire_off_loop(lock)
+    try:
         if lock.took_over:
             record_event(ws.events, "lock.stale_taken_over", now, holder=lock.took_over)
             notes.append(f"took over a stale lock (holder {lock.took_over})")
@@ -218,6 +252,8 @@ async def dream(
             base = DreamContext(workspace=ws, config=config, now=now, run_id=run_id, trigger=trigger)
             state = await _invoke(saver, make_context(base))
             _finish(ws)
+    finally:
+        lock.release()
     return RunOutcome(run_id=run_id, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes)
 
 
@@ -280,3 +316,160 @@ def night_context(
         )
 
     return complete
+
+
+@dataclass(frozen=True, kw_only=True)
+class NightReport:
+    """What one night did: the data of ``dreaming run --json`` (:meth:`to_json`), typed."""
+
+    run_id: str
+    """The run that finished (the new one, when a crashed one was resumed first)."""
+    trigger: str
+    """``run``, ``now`` or ``eval``."""
+    resumed: str | None
+    """The id of a crashed run that was finished first, if any."""
+    notes: list[str]
+    """Anything the operator should know (state moved aside, a stale lock taken over, ...)."""
+    done: list[str]
+    """The nodes that ran, in order."""
+    halts: list[dict[str, str]]
+    """Work stopped cleanly: ``{"node", "reason"}``."""
+    bad_input_count: int
+    """Input lines skipped."""
+    bad_input: list[str]
+    """Each skipped line, ``file:line: reason``."""
+    summaries: dict[str, Any]
+    """Per-phase summaries (verdicts, recall, research, budget)."""
+    files: dict[str, str]
+    """Where MEMORY.md, DREAMS.md and the insights are."""
+    state: dict[str, Any] = field(repr=False, compare=False)
+    """The graph's final state (what the diary entry is built from)."""
+
+    @classmethod
+    def of(cls, outcome: RunOutcome, ws: Workspace, *, trigger: str) -> NightReport:
+        """Return the report of ``outcome``, a night run on ``ws``."""
+        state = outcome.state
+        return cls(
+            run_id=outcome.run_id, trigger=trigger, resumed=outcome.resumed, notes=list(outcome.notes),
+            done=list(state.get("done", [])), halts=list(state.get("halts", [])),
+            bad_input_count=int(state.get("bad_input_count", 0)), bad_input=list(state.get("bad_input", [])),
+            summaries=dict(state.get("summaries", {})),
+            files={"memory": str(ws.memory_md), "diary": str(ws.dreams_md), "insights": str(ws.insights_dir)},
+            state=state,
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """Return what ``dreaming run --json`` prints."""
+        return {
+            "run_id": self.run_id, "resumed": self.resumed, "notes": self.notes, "done": self.done,
+            "halts": self.halts, "bad_input_count": self.bad_input_count, "bad_input": self.bad_input,
+            "summaries": self.summaries, "files": self.files,
+        }  # fmt: skip
+
+    @property
+    def diary_entry(self) -> str:
+        """Return the night's DREAMS.md entry, as markdown."""
+        return render_diary_entry(night_entry(self.state, trigger=self.trigger))
+
+
+async def adream(
+    workspace: Workspace | str | os.PathLike[str],
+    *,
+    now: datetime | None = None,
+    env: Mapping[str, str] | None = None,
+    trigger: str = "run",
+    progress: ProgressFn | None = None,
+    wait: bool = True,
+) -> NightReport:
+    """Dream one night on ``workspace``, exactly as ``dreaming run`` does, and return its report.
+
+    Args:
+        workspace: the workspace folder (or a :class:`~dreaming.memory.Workspace`).
+        now: the night's 'now'; the clock by default.
+        env: where API keys and model settings are read (``OPENAI_API_KEY``, ``DREAMING_MODEL``,
+            ``TAVILY_API_KEY``...); ``os.environ`` by default. Nothing configured: every deterministic phase runs and
+            no call goes out.
+        trigger: ``run`` (scheduled), ``now`` (on demand) or ``eval``, as the diary shows it.
+        progress: ``(node, message)`` reports while the night runs.
+        wait: wait for another run's lock (up to ``lock_timeout_seconds``, off the event loop); False raises at once.
+
+    Raises:
+        NotAWorkspaceError: the folder is not a workspace (``dreaming init`` makes one).
+        ConfigError: dreaming.toml is not valid TOML.
+        LockBusyError: another run holds the workspace.
+        OutsideWorkspaceError: a file the night writes is a symbolic link leading elsewhere; nothing is written.
+    """
+    ws = workspace if isinstance(workspace, Workspace) else Workspace.at(Path(workspace))
+    ws.require()
+    config = load_config(ws.config_file)
+    complete = night_context(env=os.environ if env is None else env, progress=progress)
+    outcome = await run_night(ws, config, now=now or utc_now(), trigger=trigger, make_context=complete, wait=wait)
+    return NightReport.of(outcome, ws, trigger=trigger)
+
+
+def dream(
+    workspace: Workspace | str | os.PathLike[str],
+    *,
+    now: datetime | None = None,
+    env: Mapping[str, str] | None = None,
+    trigger: str = "run",
+    progress: ProgressFn | None = None,
+    wait: bool = True,
+) -> NightReport:
+    """Dream one night on ``workspace`` and return its report: :func:`adream` for code without an event loop.
+
+    Called from inside a running event loop, the night runs on a worker thread of its own (use :func:`adream` there).
+    """
+    night = adream(workspace, now=now, env=env, trigger=trigger, progress=progress, wait=wait)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(night)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, night).result()
+
+
+def _state_files(ws: Workspace) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    if ws.state_dir.is_dir():
+        for path in sorted(ws.state_dir.iterdir()):
+            if path.is_file():
+                sizes[path.name] = path.stat().st_size
+    return sizes
+
+
+def _last_run(ws: Workspace) -> dict[str, Any] | None:
+    try:
+        with ws.events.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            size = handle.tell()
+            handle.seek(max(0, size - 256 * 1024))
+            tail = handle.read().decode("utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return None
+    for line in reversed(tail):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and event.get("type") == "run.finished":
+            return event
+    return None
+
+
+def workspace_status(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
+    """Return what ``dreaming status`` shows, as JSON-able data (reading it changes nothing on disk)."""
+    holder = ConsolidationLock(ws.lock_file).holder() if ws.lock_file.exists() else ""
+    budget = read_budget_status(ws, config, now)
+    open_gaps = list_gaps(ws, status="open", now=now)
+    backlog = list_gaps(ws, status="backlog", now=now)
+    return {
+        "workspace": str(ws.root),
+        "last_run": _last_run(ws),
+        "lock": holder or "free",
+        "state_files": _state_files(ws),
+        "insights": len(list(ws.insights_dir.glob("*.md"))) if ws.insights_dir.is_dir() else 0,
+        "budget": {**jsonable(budget), "lines": [line.removeprefix("- ") for line in budget.lines()]},
+        "open_gaps": [{"query": g.query, "count": g.count, "type": g.type, "attempts": g.attempts} for g in open_gaps],
+        "backlog_gaps": [g.query for g in backlog],
+    }

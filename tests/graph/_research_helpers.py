@@ -18,7 +18,7 @@ from dreaming.llm import LLMGateway
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
 from dreaming.memory.research import SourceHit
-from dreaming.night import RunOutcome, dream
+from dreaming.night import RunOutcome, run_night
 from dreaming.tools.sources import ResearchTools
 
 LLM_URL = "http://llm.test/v1/chat/completions"
@@ -56,7 +56,7 @@ def night(
         ctx = replace(base, research=deps, gateway=gateway)
         return replace(ctx, clock=clock) if clock is not None else ctx
 
-    return asyncio.run(dream(ws, cfg, now=now, make_context=complete))
+    return asyncio.run(run_night(ws, cfg, now=now, make_context=complete))
 
 
 def findings(outcome: RunOutcome) -> dict[str, dict[str, Any]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 import respx
 
 from dreaming.llm import build_gateway
-from dreaming.night import dream
+from dreaming.night import run_night
 from dreaming.tools.sources import ResearchTools
 from dreaming.memory import Workspace
 from dreaming.tools.codebase import FakeCodebaseSearch
@@ -63,7 +63,7 @@ with respx.mock() as router:
     gateway = build_gateway(cfg, ws, env=LLM_ENV, now=lambda: now)
     deps = ResearchTools(codebase=FakeCodebaseSearch(code), read_line=lambda p, n: None)
     complete = lambda base: replace(base, research=deps, gateway=gateway)
-    asyncio.run(dream(ws, cfg, now=now, make_context=complete))
+    asyncio.run(run_night(ws, cfg, now=now, make_context=complete))
 """
 
 GAPS = ("alpha", "beta", "gamma", "delta")

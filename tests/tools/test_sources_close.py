@@ -10,7 +10,7 @@ from pathlib import Path
 from dreaming.config import AutoresearchConfig, DreamingConfig
 from dreaming.graph import DreamContext
 from dreaming.memory import Workspace
-from dreaming.night import dream, research_tools
+from dreaming.night import research_tools, run_night
 from dreaming.tools import WorkspaceMemorySearch
 from dreaming.tools.sources import ResearchTools
 
@@ -42,7 +42,7 @@ def test_a_night_closes_its_memory_index(tmp_path: Path) -> None:
         seen.append(deps)
         return replace(base, research=deps)
 
-    asyncio.run(dream(ws, config, now=datetime(2026, 4, 2, 3, tzinfo=UTC), make_context=make_context))
+    asyncio.run(run_night(ws, config, now=datetime(2026, 4, 2, 3, tzinfo=UTC), make_context=make_context))
     memory = seen[0].memory
     assert isinstance(memory, WorkspaceMemorySearch)
     assert memory._index._conn is None

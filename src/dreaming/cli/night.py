@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shlex
 import sys
-from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -31,23 +29,18 @@ from dreaming.cli.options import (
 from dreaming.config import DreamingConfig
 from dreaming.errors import LockBusyError
 from dreaming.graph import jsonable
-from dreaming.llm.report import read_budget_status
 from dreaming.memory import (
-    ConsolidationLock,
     Workspace,
     init_workspace,
-    night_entry,
-    render_diary_entry,
 )
-from dreaming.memory.gaps import list_gaps
 from dreaming.memory.insights import load_prior_insights
-from dreaming.night import RunOutcome, dream, night_context
+from dreaming.night import NightReport, adream, workspace_status
 
 __all__ = ["register"]
 
 
 def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> None:
-    ws, config = open_workspace(workspace)
+    ws, _ = open_workspace(workspace)
     now = parse_now(now_text)
     quiet = as_json or not console.is_terminal
     status = None if quiet else Status("dreaming...", console=err_console)
@@ -60,11 +53,7 @@ def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> N
 
     try:
         with refused_writes():
-            outcome = asyncio.run(
-                dream(
-                    ws, config, now=now, trigger=trigger, make_context=night_context(env=os.environ, progress=progress)
-                )
-            )
+            report = asyncio.run(adream(ws, now=now, trigger=trigger, progress=progress))
     except LockBusyError as exc:
         if status is not None:
             status.stop()
@@ -73,8 +62,8 @@ def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> N
     finally:
         if status is not None:
             status.stop()
-    _report(outcome, ws, as_json, trigger)
-    if budget_exhausted_before_any_work(outcome.state):
+    _report(report, as_json)
+    if budget_exhausted_before_any_work(report.state):
         raise typer.Exit(EXIT_BUDGET)
 
 
@@ -90,28 +79,17 @@ def budget_exhausted_before_any_work(state: dict[str, Any]) -> bool:
     return bool(budget.get("available")) and refused and not budget.get("calls_made") and not budget.get("cache_hits")
 
 
-def _report(outcome: RunOutcome, ws: Workspace, as_json: bool, trigger: str) -> None:
-    state = outcome.state
+def _report(report: NightReport, as_json: bool) -> None:
     if as_json:
-        print_json(
-            {
-                "run_id": outcome.run_id,
-                "resumed": outcome.resumed,
-                "notes": outcome.notes,
-                "done": state.get("done", []),
-                "halts": state.get("halts", []),
-                "bad_input_count": state.get("bad_input_count", 0),
-                "bad_input": state.get("bad_input", []),
-                "summaries": state.get("summaries", {}),
-                "files": {"memory": str(ws.memory_md), "diary": str(ws.dreams_md), "insights": str(ws.insights_dir)},
-            }
-        )
+        print_json(report.to_json())
         return
-    for note in outcome.notes:
+    for note in report.notes:
         err_console.print(f"[yellow]note:[/] {note}")
-    entry = night_entry(state, trigger=trigger)
-    console.print(render_diary_entry(entry), markup=False, highlight=False, soft_wrap=True)
-    console.print(f"MEMORY.md: {ws.memory_md}\nDREAMS.md: {ws.dreams_md}\ninsights:  {ws.insights_dir}", markup=False)
+    console.print(report.diary_entry, markup=False, highlight=False, soft_wrap=True)
+    files = report.files
+    console.print(
+        f"MEMORY.md: {files['memory']}\nDREAMS.md: {files['diary']}\ninsights:  {files['insights']}", markup=False
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -221,54 +199,8 @@ def register(app: typer.Typer) -> None:
         console.print(prior.text or "No active insights.", markup=False, highlight=False, soft_wrap=True)
 
 
-def _files(ws: Workspace) -> dict[str, int]:
-    sizes: dict[str, int] = {}
-    if ws.state_dir.is_dir():
-        for path in sorted(ws.state_dir.iterdir()):
-            if path.is_file():
-                sizes[path.name] = path.stat().st_size
-    return sizes
-
-
-def _last_run(ws: Workspace) -> dict[str, Any] | None:
-    try:
-        with ws.events.open("rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 256 * 1024))
-            tail = handle.read().decode("utf-8", errors="replace").splitlines()
-    except FileNotFoundError:
-        return None
-    for line in reversed(tail):
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and event.get("type") == "run.finished":
-            return event
-    return None
-
-
 def crontab_lines(ws: Workspace, config: DreamingConfig, *, python: str) -> str:
     """Return crontab lines for the nightly job; ``CRON_TZ`` makes cron read the expression in the workspace's zone."""
     log = ws.state_dir / "nightly.log"
     command = f"{shlex.quote(python)} -m dreaming run --workspace {shlex.quote(str(ws.root))}"
     return f"CRON_TZ={config.timezone}\n{config.schedule.cron} {command} >> {shlex.quote(str(log))} 2>&1"
-
-
-def workspace_status(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
-    """Return what ``dreaming status`` shows, as JSON-able data (reading it changes nothing on disk)."""
-    holder = ConsolidationLock(ws.lock_file).holder() if ws.lock_file.exists() else ""
-    budget = read_budget_status(ws, config, now)
-    open_gaps = list_gaps(ws, status="open", now=now)
-    backlog = list_gaps(ws, status="backlog", now=now)
-    return {
-        "workspace": str(ws.root),
-        "last_run": _last_run(ws),
-        "lock": holder or "free",
-        "state_files": _files(ws),
-        "insights": len(list(ws.insights_dir.glob("*.md"))) if ws.insights_dir.is_dir() else 0,
-        "budget": {**jsonable(budget), "lines": [line.removeprefix("- ") for line in budget.lines()]},
-        "open_gaps": [{"query": g.query, "count": g.count, "type": g.type, "attempts": g.attempts} for g in open_gaps],
-        "backlog_gaps": [g.query for g in backlog],
-    }

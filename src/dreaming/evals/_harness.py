@@ -28,7 +28,7 @@ from dreaming.graph import DreamContext
 from dreaming.llm import LLMGateway, build_gateway
 from dreaming.memory import InputReport, Workspace, iter_jsonl
 from dreaming.memory.gaps import record_gap
-from dreaming.night import dream, night_context
+from dreaming.night import night_context, run_night
 
 __all__ = ["LEDGER_COLUMNS", "append_ledger", "bundled_cases", "corpus_roots", "data_dir", "run_research_eval"]
 
@@ -101,7 +101,9 @@ async def run_research_eval(
                 return build_gateway(ctx.config, ctx.workspace, env={"OPENAI_API_KEY": "eval"},
                                      now=lambda: datetime.now(UTC), model_factory=lambda **_: model)  # fmt: skip
 
-        await dream(ws, config, now=now, trigger="eval", make_context=night_context(env=env, gateway_factory=factory))
+        await run_night(
+            ws, config, now=now, trigger="eval", make_context=night_context(env=env, gateway_factory=factory)
+        )
         rows: dict[str, Mapping[str, Any]] = {}
         for _, row in iter_jsonl(ws.research_log, InputReport()):
             rows[str(row.get("gap", "")).strip().lower()] = row
