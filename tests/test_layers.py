@@ -25,6 +25,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "graph": (3, "graph"),
     "night": (4, "night"),
     "chat": (5, "chat"),
+    "mcp_server": (5, "mcp"),
     "evals": (5, "evals"),
     "cli": (6, "cli"),
     "__main__": (7, "face"),
