@@ -138,14 +138,17 @@ def test_each_insight_is_a_resource_and_reads_stay_inside_the_workspace(ws: Work
     (ws.insights_dir / "research-kafka.md").write_text("---\nstatus: active\n---\nKafka keeps seven days.\n")
     (tmp_path / "outside.md").write_text("not the workspace's\n")
     (ws.insights_dir / "leak.md").symlink_to(tmp_path / "outside.md")
+    ws.dreams_md.symlink_to(tmp_path / "outside.md")
 
     async def check(client: Client) -> None:
         uris = {str(r.uri) for r in (await client.list_resources()).resources}
-        assert {"dreaming://insights/research-kafka", "dreaming://insights/leak"} <= uris
+        assert "dreaming://insights/research-kafka" in uris and "dreaming://insights/leak" not in uris
         read = await client.read_resource("dreaming://insights/research-kafka")
         [content] = read.contents
         assert isinstance(content, TextResourceContents) and "seven days" in content.text
-        for uri in ("dreaming://insights/leak", "dreaming://insights/nope", "dreaming://insights/..%2F..%2FMEMORY"):
+        refused = ("dreaming://dreams", "dreaming://insights/leak", "dreaming://insights/nope",
+                   "dreaming://insights/..%2F..%2FMEMORY")  # fmt: skip
+        for uri in refused:
             with pytest.raises(MCPError):
                 await client.read_resource(uri)
 

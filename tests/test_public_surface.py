@@ -30,6 +30,7 @@ SURFACES = {
         "utc_now", "workspace_status",
     ],
     "dreaming.chat": ["dream_now_tool", "prior_insights_tool"],
+    "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],
     "dreaming.errors": [
         "BudgetError", "ConfigError", "DreamingError", "LockBusyError",
         "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError",

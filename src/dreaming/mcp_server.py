@@ -45,6 +45,10 @@ INSIGHT_URI = "dreaming://insights/{insight_id}"
 MARKDOWN = "text/markdown"
 
 
+def _inside(ws: Workspace, path: Path) -> bool:
+    return path.resolve().is_relative_to(ws.root.resolve())
+
+
 def _read_inside(ws: Workspace, path: Path) -> str:
     """Return the text of ``path`` (bad bytes as U+FFFD), or "" when it does not exist.
 
@@ -53,17 +57,20 @@ def _read_inside(ws: Workspace, path: Path) -> str:
     """
     if not path.exists():
         return ""
-    if not path.resolve().is_relative_to(ws.root.resolve()):
+    if not _inside(ws, path):
         raise ResourceError(f"{ws.relative(path)} leads outside the workspace; not read")
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def _insight_files(ws: Workspace) -> dict[str, Path]:
-    """Return the insight files by id (the file name without ``.md``); archived insights are not among them."""
+    """Return the insight files by id (the file name without ``.md``), leaving out any whose real path is elsewhere.
+
+    Archived insights (``memory/insights/archive/``) are not among them.
+    """
     folder = ws.insights_dir
-    if not folder.is_dir():
+    if not folder.is_dir() or not _inside(ws, folder):
         return {}
-    return {path.stem: path for path in sorted(folder.glob("*.md")) if path.is_file()}
+    return {path.stem: path for path in sorted(folder.glob("*.md")) if path.is_file() and _inside(ws, path)}
 
 
 def _gap_json(gap: KnowledgeGap) -> dict[str, Any]:
