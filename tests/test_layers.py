@@ -27,6 +27,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "chat": (5, "chat"),
     "mcp_server": (5, "mcp"),
     "evals": (5, "evals"),
+    "studio": (5, "studio"),
     "cli": (6, "cli"),
     "__main__": (7, "face"),
     "": (7, "face"),

@@ -13,7 +13,8 @@ SURFACES = {
     "dreaming": [
         "DreamingConfig", "DreamingError", "FakeChatModel", "LLMGateway", "NightReport", "PriorInsights", "Workspace",
         "__version__", "adream", "build_gateway", "dream", "dream_now_tool", "init_workspace", "load_config",
-        "load_prior_insights", "prior_insights_tool", "record_gap", "search_and_record",
+        "load_prior_insights", "memory_search_tool", "prior_insights_tool", "record_gap", "record_gap_tool",
+        "search_and_record",
     ],
     "dreaming.llm": [
         "Allowed", "BudgetLedger", "BudgetReport", "BudgetStatus", "CandidateGuard", "Decision", "FakeChatModel",
@@ -29,7 +30,7 @@ SURFACES = {
         "NightReport", "RunOutcome", "adream", "codebase_roots", "dream", "night_context", "research_tools", "run_night",
         "utc_now", "workspace_status",
     ],
-    "dreaming.chat": ["dream_now_tool", "prior_insights_tool"],
+    "dreaming.chat": ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"],
     "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],
     "dreaming.errors": [
         "BudgetError", "ConfigError", "DreamingError", "LockBusyError",

@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from dreaming.chat import dream_now_tool, prior_insights_tool
+    from dreaming.chat import dream_now_tool, memory_search_tool, prior_insights_tool, record_gap_tool
     from dreaming.config import DreamingConfig, load_config
     from dreaming.errors import DreamingError
     from dreaming.llm import FakeChatModel, LLMGateway, build_gateway
@@ -36,8 +36,10 @@ __all__ = [
     "init_workspace",
     "load_config",
     "load_prior_insights",
+    "memory_search_tool",
     "prior_insights_tool",
     "record_gap",
+    "record_gap_tool",
     "search_and_record",
 ]
 
@@ -61,6 +63,8 @@ _HOMES = {
     "dream": "dreaming.night",
     "dream_now_tool": "dreaming.chat",
     "prior_insights_tool": "dreaming.chat",
+    "memory_search_tool": "dreaming.chat",
+    "record_gap_tool": "dreaming.chat",
 }
 """Each public name -> the module that is its one home."""
 

@@ -494,3 +494,16 @@ def test_calls_in_flight_at_once_are_all_reserved_on_disk(workspace: Workspace, 
     # Each request left with its own reservation on disk; the last one to leave saw all three.
     assert len(in_flight) == len(slow.calls) == 3 and min(in_flight) >= 1 and max(in_flight) == 3
     assert [row["reserved"] for row in stored_entries(workspace)] == [False, False, False]
+
+
+def test_each_call_is_a_named_run_for_tracers(workspace: Workspace, now: datetime) -> None:
+    from langchain_core.tracers.context import collect_runs
+
+    gw = gateway(workspace, now, FakeChatModel(usage=(100, 20)))
+    with collect_runs() as runs:
+        ask(gw, "what is K_FLAT", node="research", gap="what is K_FLAT")
+    (run,) = runs.traced_runs
+    assert run.name == "llm research: what is K_FLAT"
+    metadata = (run.extra or {}).get("metadata") or {}
+    assert metadata["dreaming_node"] == "research" and metadata["gap"] == "what is K_FLAT"
+    assert metadata["model"] == gw.model_name and metadata["estimated_cost_usd"] > 0

@@ -4,7 +4,6 @@ import asyncio
 import json
 import sys
 import types
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -98,16 +97,6 @@ def write(ws: Workspace, relative: str, text: str) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-@dataclass(frozen=True)
-class FakeRecallResult:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    snippet: str
-    source: str
-
-
 @pytest.fixture
 def fake_recall(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     """Stand in for ``dreaming.memory.recall`` so the glue is tested on its own."""
@@ -120,7 +109,6 @@ def fake_recall(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
             raise OSError("disk full")
         return len(kwargs["results"])
 
-    module.RecallResult = FakeRecallResult  # type: ignore[attr-defined]
     module.record_short_term_recalls = record_short_term_recalls  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "dreaming.memory.recall", module)
     return calls
@@ -134,8 +122,8 @@ def test_hits_are_recorded_as_recalls_and_no_gap(
     assert (outcome.gap_type, outcome.gap, outcome.recording_errors) == (None, None, 0)
     (call,) = fake_recall
     assert (call["query"], call["now"], call["timezone"]) == ("kafka retention", now, "Europe/Paris")
-    assert call["results"] == [
-        FakeRecallResult("memory/2026-04-14.md", 1, 1, 1.0, "kafka retention is seven days", "memory")
+    assert [(r.path, r.start_line, r.end_line, r.score, r.snippet, r.source) for r in call["results"]] == [
+        ("memory/2026-04-14.md", 1, 1, 1.0, "kafka retention is seven days", "memory")
     ]
     assert list_gaps(workspace) == []
 

@@ -37,9 +37,11 @@ NO_RETRY = RetryPolicy(max_attempts=1)
 """One attempt per node: a failure is recorded and the run resumes from its checkpoint, never blindly retried."""
 
 
-def build_dream_graph() -> StateGraph[DreamState, DreamContext, DreamState, DreamState]:
-    """Return the (uncompiled) nightly graph."""
-    graph = StateGraph(DreamState, context_schema=DreamContext)
+def build_dream_graph(
+    context_schema: type[DreamContext] = DreamContext,
+) -> StateGraph[DreamState, DreamContext, DreamState, DreamState]:
+    """Return the (uncompiled) nightly graph; ``context_schema`` may be a subclass that builds itself from JSON."""
+    graph = StateGraph(DreamState, context_schema=context_schema)
     graph.add_node("light", nodes.light, retry_policy=NO_RETRY)
     graph.add_node("rem", nodes.rem, retry_policy=NO_RETRY)
     graph.add_node(

@@ -219,7 +219,8 @@ def diary(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     """Write the night's DREAMS.md entry and the run-finished event."""
     ctx = runtime.context
     report = ctx.budget_report()
-    entry = night_entry(state, trigger=ctx.trigger, budget_report=report)
+    night = {**state, "run_id": ctx.run_id, "now": ctx.now.isoformat()}  # a run started with no input has neither
+    entry = night_entry(night, trigger=ctx.trigger, budget_report=report)
     append_diary_entry(ctx.workspace, entry)
     budget = jsonable(report)
     record_event(

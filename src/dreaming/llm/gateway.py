@@ -45,6 +45,7 @@ from urllib.parse import urlsplit
 import httpx
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
@@ -249,6 +250,12 @@ class LLMGateway:
             kwargs["extra_body"] = {"max_tokens": max_out}
         return kwargs
 
+    def _trace(self, node: str, gap: str | None, max_out: int, estimate: float) -> RunnableConfig:
+        """Name the call's run for tracers (LangSmith when tracing is on): its node and gap, its model and estimate."""
+        metadata = {"dreaming_node": node, "gap": gap, "model": self.model_name, "max_output_tokens": max_out,
+                    "estimated_cost_usd": round(estimate, 8)}  # fmt: skip
+        return {"run_name": f"llm {node}" + (f": {gap}" if gap else ""), "metadata": metadata}
+
     def _failed(self, error: ModelCallError, *, node: str, gap: str | None) -> ModelCallError:
         """Count, log and record a failed call; return the error for the caller to raise."""
         self._failures[error.kind] += 1
@@ -317,7 +324,9 @@ class LLMGateway:
                 runnable = self._model.bind_tools([schema], tool_choice=schema.__name__)
             elif tools:
                 runnable = self._model.bind_tools(list(tools))
-            message = await runnable.ainvoke(list(messages), **self._output_cap(max_out))
+            message = await runnable.ainvoke(
+                list(messages), config=self._trace(node, gap, max_out, estimate), **self._output_cap(max_out)
+            )
         except BaseException as exc:
             self._settle_failed(reservation, exc)
             if isinstance(exc, Exception):  # a cancellation (the caller's own time limit) passes through untouched

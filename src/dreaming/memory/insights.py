@@ -359,8 +359,10 @@ def load_prior_insights(ws: Workspace, *, asset: str | None = None, regime: str 
     chosen.sort(key=lambda i: str(i.front.get("last_confirmed") or ""), reverse=True)
     if not chosen:
         return PriorInsights()
+    kinds = [k for k, present in (("past committee verdicts", any("verdict" in i.front for i in chosen)),
+                                  ("research", any("verdict" not in i.front for i in chosen))) if present]  # fmt: skip
     text = (
-        f"Prior insights from dreaming ({len(chosen)}), learned from past committee verdicts and research. "
+        f"Prior insights from dreaming ({len(chosen)}), learned from {' and '.join(kinds)}. "
         "The numbers are computed, not opinions:\n\n" + "\n\n".join(_prior_text(i) for i in chosen) + "\n"
     )
     return PriorInsights(insights=tuple(chosen), text=text)

@@ -1,5 +1,7 @@
 """The ``memory_search`` tool: the workspace's own memory search behind a narrow seam, and as a LangChain tool.
 
+An agent's tool records what it searched (the day feeding the night); research's tool only searches.
+
 The seam is synchronous (``search(query, limit)``): the index is a local SQLite file and a search takes
 milliseconds. The LangChain tool runs it in a worker thread (``asyncio.to_thread``) when called asynchronously,
 so a graph fanning out research never blocks its event loop. Dreaming's own output (DREAMS.md, dream reports,
@@ -17,12 +19,13 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
+from dreaming.config import load_config
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import GapType, KnowledgeGap, classify_gap, record_gap
 from dreaming.memory.search import MemoryIndex, SearchHit, search_memory
@@ -108,11 +111,30 @@ class _MemorySearchArgs(BaseModel):
     limit: int = Field(default=8, ge=1, le=MAX_TOOL_LIMIT, description="How many hits to return at most.")
 
 
-def memory_search_tool(search: MemorySearch) -> BaseTool:
-    """Return a LangChain tool named ``memory_search`` that calls ``search`` and returns the hits as JSON text."""
+def memory_search_tool(
+    source: Workspace | MemorySearch, *, read_only: bool = False, clock: Callable[[], datetime] | None = None
+) -> BaseTool:
+    """Return a LangChain tool named ``memory_search`` that searches the memory and returns the hits as JSON text.
+
+    Given a workspace, each search is recorded as the night needs it (:func:`search_and_record`: the hits as recalls,
+    a miss or a weak result as a knowledge gap), unless ``read_only``. Given a :class:`MemorySearch` (research's seam,
+    or a fake), it only searches: research must not feed its own searches back into the night.
+
+    Args:
+        source: the workspace, or a search seam.
+        read_only: search a workspace without recording anything.
+        clock: the time recorded with each search; the real clock (UTC) by default.
+    """
+    now = clock or (lambda: datetime.now(UTC))
 
     def run(query: str, limit: int = 8) -> str:
-        return hits_to_json(search.search(query, min(limit, MAX_TOOL_LIMIT)))
+        limit = min(limit, MAX_TOOL_LIMIT)
+        if not isinstance(source, Workspace):
+            return hits_to_json(source.search(query, limit))
+        if read_only:
+            return hits_to_json(search_memory(source, query, limit=limit))
+        timezone = load_config(source.config_file).timezone
+        return hits_to_json(search_and_record(source, query, now=now(), timezone=timezone, limit=limit).hits)
 
     async def arun(query: str, limit: int = 8) -> str:
         return await asyncio.to_thread(run, query, limit)
@@ -153,20 +175,9 @@ def search_and_record(
     if hits:
         try:
             # Imported inside the try, as before the move: a recall path that cannot even load is a recording error.
-            from dreaming.memory.recall import RecallResult, record_short_term_recalls
+            from dreaming.memory.recall import record_short_term_recalls
 
-            results = [
-                RecallResult(
-                    path=hit.path,
-                    start_line=hit.start_line,
-                    end_line=hit.end_line,
-                    score=hit.score,
-                    snippet=hit.snippet,
-                    source=hit.source,
-                )
-                for hit in hits
-            ]
-            record_short_term_recalls(ws, query=query, results=results, now=now, timezone=timezone)
+            record_short_term_recalls(ws, query=query, results=hits, now=now, timezone=timezone)
         except Exception as exc:  # recording must never fail the search
             errors += 1
             _log.warning("could not record the recall of %r: %s", query, exc, exc_info=True)
