@@ -26,6 +26,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "night": (4, "night"),
     "chat": (5, "chat"),
     "evals": (5, "evals"),
+    "fleet": (5, "fleet"),
     "cli": (6, "cli"),
     "__main__": (7, "face"),
     "": (7, "face"),
