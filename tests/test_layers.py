@@ -28,6 +28,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "mcp_server": (5, "mcp"),
     "evals": (5, "evals"),
     "studio": (5, "studio"),
+    "fleet": (5, "fleet"),
     "cli": (6, "cli"),
     "__main__": (7, "face"),
     "": (7, "face"),

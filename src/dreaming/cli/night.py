@@ -1,11 +1,9 @@
-"""``dreaming init``, ``run``, ``now``, ``status``, ``schedule``, ``eval`` and ``insights``."""
+"""``dreaming init``, ``run``, ``now``, ``status``, ``eval`` and ``insights`` (``schedule``: ``cli/fleet.py``)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
-import shlex
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +24,6 @@ from dreaming.cli.options import (
     print_json,
     refused_writes,
 )
-from dreaming.config import DreamingConfig
 from dreaming.errors import LockBusyError
 from dreaming.graph import jsonable
 from dreaming.memory import (
@@ -93,7 +90,7 @@ def _report(report: NightReport, as_json: bool) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add init, run, now, status, schedule, eval and insights to ``app``."""
+    """Add init, run, now, status, eval and insights to ``app``."""
 
     @app.command()
     def init(workspace: WorkspaceOption = Path(".")) -> None:
@@ -141,12 +138,6 @@ def register(app: typer.Typer) -> None:
             *(f"  {name}: {size:,} bytes" for name, size in info["state_files"].items()),
         ]
         console.print("\n".join(out), markup=False, highlight=False, soft_wrap=True)
-
-    @app.command()
-    def schedule(workspace: WorkspaceOption = Path(".")) -> None:
-        """Print the crontab lines that run this workspace's nightly job (``[schedule] cron``, in its timezone)."""
-        ws, config = open_workspace(workspace)
-        typer.echo(crontab_lines(ws, config, python=sys.executable))
 
     @app.command("eval")
     def eval_cmd(
@@ -197,10 +188,3 @@ def register(app: typer.Typer) -> None:
             print_json({"insights": rows, "text": prior.text})
             return
         console.print(prior.text or "No active insights.", markup=False, highlight=False, soft_wrap=True)
-
-
-def crontab_lines(ws: Workspace, config: DreamingConfig, *, python: str) -> str:
-    """Return crontab lines for the nightly job; ``CRON_TZ`` makes cron read the expression in the workspace's zone."""
-    log = ws.state_dir / "nightly.log"
-    command = f"{shlex.quote(python)} -m dreaming run --workspace {shlex.quote(str(ws.root))}"
-    return f"CRON_TZ={config.timezone}\n{config.schedule.cron} {command} >> {shlex.quote(str(log))} 2>&1"

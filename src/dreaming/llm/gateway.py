@@ -30,15 +30,23 @@ its cost is settled. A reply whose reported completion tokens pass the cap is re
 ``over_output_cap`` in the ledger, logged, counted in the report, and refused. The cap is sent as
 ``max_completion_tokens`` and, to OpenAI-compatible servers other than OpenAI's own API (llama.cpp reads only that
 field; OpenAI refuses both at once), as ``max_tokens`` too.
+
+A fleet's global ledger: when ``DREAMING_BUDGET_LEDGER`` names a file (``dreaming fleet run`` sets it for each
+night it starts), the run reserves and settles there instead of in its workspace's ledger, shared with every other
+workspace of the fleet (safe across processes, see ``ledger.py``), and ``DREAMING_BUDGET_MAX_COST_USD`` /
+``DREAMING_BUDGET_WINDOW_MINUTES`` replace the workspace's ``[budget]`` cap and window for it. A value that is not a
+positive number fails closed (the breaker starts tripped). Without the variable nothing changes.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -50,7 +58,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, ValidationError
 
-from dreaming.config import DreamingConfig, ModelPrice
+from dreaming.config import BudgetConfig, DreamingConfig, ModelPrice
 from dreaming.errors import BudgetError, ModelCallError
 from dreaming.llm.budget import Allowed, CandidateGuard, Decision, Skipped
 from dreaming.llm.cache import LLMCache, request_key
@@ -372,8 +380,8 @@ class LLMGateway:
             available=self.available,
             unavailable_reason=self.unavailable_reason,
             model=self.model_name,
-            cap_usd=self._config.budget.max_cost_usd,
-            window_minutes=self._config.budget.window_minutes,
+            cap_usd=self._ledger.config.max_cost_usd,
+            window_minutes=self._ledger.config.window_minutes,
             window_spend_usd=self._ledger.spend_in_window(now),
             run_spend_usd=sum(e.cost_usd for e in self._run_entries),
             calls_made=sum(1 for e in self._run_entries if not e.cache_hit),
@@ -447,6 +455,51 @@ def _sends_max_tokens(base_url: str | None) -> bool:
     return (urlsplit(base_url).hostname or "").lower() != OPENAI_API_HOST
 
 
+SHARED_LEDGER_ENV = "DREAMING_BUDGET_LEDGER"
+"""Names a ledger shared by a fleet of workspaces (set by ``dreaming fleet run``); unset: the workspace's own."""
+SHARED_CAP_ENV = "DREAMING_BUDGET_MAX_COST_USD"
+"""The shared ledger's cap, replacing ``[budget] max_cost_usd``."""
+SHARED_WINDOW_ENV = "DREAMING_BUDGET_WINDOW_MINUTES"
+"""The shared ledger's window, replacing ``[budget] window_minutes``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class _LedgerSource:
+    path: Path
+    config: BudgetConfig
+    shared: bool
+    problem: str | None = None
+
+
+def _ledger_source(config: DreamingConfig, ws: Workspace, env: Mapping[str, str]) -> _LedgerSource:
+    """Return where the run's ledger is and the limits it enforces: the workspace's, or the fleet's shared one."""
+    shared = (env.get(SHARED_LEDGER_ENV) or "").strip()
+    if not shared:
+        return _LedgerSource(path=ws.budget_ledger, config=config.budget, shared=False)
+    problems: list[str] = []
+
+    def positive(key: str, default: float) -> float:
+        raw = (env.get(key) or "").strip()
+        if not raw:
+            return default
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value <= 0:
+            problems.append(f"{key}={raw!r} is not a positive number")
+            return default
+        return value
+
+    budget = replace(
+        config.budget,
+        max_cost_usd=positive(SHARED_CAP_ENV, config.budget.max_cost_usd),
+        window_minutes=positive(SHARED_WINDOW_ENV, config.budget.window_minutes),
+    )
+    path = Path(shared).expanduser().absolute()
+    return _LedgerSource(path=path, config=budget, shared=True, problem="; ".join(problems) or None)
+
+
 def _openai_chat_model(**kwargs: Any) -> BaseChatModel:
     from langchain_openai import ChatOpenAI
 
@@ -486,13 +539,17 @@ def build_gateway(
         reason = "no OPENAI_API_KEY in the environment"
     elif price is None:
         reason = f"no price for model {model_name!r} (add it under [llm.prices])"
+    source = _ledger_source(config, ws, env)
     if reason is not None:
-        ledger = BudgetLedger.peek(ws.budget_ledger, config.budget, now=now())
+        ledger = BudgetLedger.peek(source.path, source.config, now=now())
         return LLMGateway(
             config=config, ws=ws, now=now, model_name=model_name, ledger=ledger, unavailable_reason=reason
         )
     started = now()
-    ledger = BudgetLedger.load(ws.budget_ledger, config.budget, now=started)
+    if source.problem is not None:
+        ledger = BudgetLedger(source.path, source.config, fail_closed=source.problem, shared=True)
+    else:
+        ledger = BudgetLedger.load(source.path, source.config, now=started, shared=source.shared)
     if ledger.moved_aside is not None:
         record_event(
             ws.events,

@@ -25,6 +25,14 @@ spend (settled costs plus outstanding estimates) never passes the cap, whatever 
 pass it only by what calls cost beyond their estimates (a provider counting more prompt tokens than tiktoken, or
 ignoring the output cap): the "cap + one call's estimate" margin of the spec is that slack, not room for one more call.
 
+Shared across processes (a fleet's global ledger, ``shared=True``): every read-modify-write (:meth:`load`,
+:meth:`~BudgetLedger.reserve`, :meth:`~BudgetLedger.settle`, :meth:`~BudgetLedger.release`,
+:meth:`~BudgetLedger.record`) holds ``fcntl.flock`` on the sidecar ``<ledger>.lock`` and re-reads the file under it
+before deciding, so the check against the cap sees every process's reservations and no write loses another's entry.
+The same rules hold: write-ahead reservations, the sliding window, the breaker latched for each run once the shared
+window's spend reaches the cap. A shared file found unusable under the lock is moved aside and latches the breaker
+of the run that found it. Not shared (a workspace's own ledger, the default), nothing of this happens.
+
 Fail closed: a ledger that is unreadable or of an unexpected shape is moved aside and the run starts tripped, because
 losing the spend record must not unlock spending. Versions are compared by exact type (``true`` and ``1.0`` are not
 version 1); a version-1 file carrying ``entries``, unknown keys, entries that do not parse, negative or non-finite
@@ -42,12 +50,15 @@ Migrations (the file is rewritten as version 3 at its first write; reading never
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import math
+import os
 import secrets
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -55,7 +66,7 @@ from typing import Any
 
 from dreaming.config import BudgetConfig
 from dreaming.llm.budget import Allowed, Decision, Skipped
-from dreaming.memory import atomic_write_json, move_aside, read_state
+from dreaming.memory import atomic_write_json, check_write_path, move_aside, read_state
 
 __all__ = ["LEDGER_VERSION", "BudgetLedger", "LedgerEntry", "new_entry_id"]
 
@@ -228,8 +239,11 @@ class BudgetLedger:
         *,
         entries: Iterable[LedgerEntry] = (),
         fail_closed: str | None = None,
+        shared: bool = False,
     ) -> None:
         self.path = path
+        self.shared = shared
+        """True when other processes write this file too (a fleet's ledger): each change re-reads it under a lock."""
         self._config = config
         self._entries = list(entries)
         self._lock = threading.RLock()
@@ -240,8 +254,16 @@ class BudgetLedger:
         """Where an unusable ledger file was moved."""
 
     @classmethod
-    def load(cls, path: Path, config: BudgetConfig, *, now: datetime) -> BudgetLedger:
-        """Read the ledger; a missing one starts empty, an unusable one is moved aside and starts tripped."""
+    def load(cls, path: Path, config: BudgetConfig, *, now: datetime, shared: bool = False) -> BudgetLedger:
+        """Read the ledger; a missing one starts empty, an unusable one is moved aside and starts tripped.
+
+        ``shared``: other processes write it too (see the module docstring); it is read under its file lock.
+        """
+        if shared:
+            ledger = cls(path, config, shared=True)
+            with ledger._exclusive(now):
+                pass
+            return ledger
         state = read_state(path, versions=_READABLE_VERSIONS, now=now)
         if state.data is None:
             ledger = cls(path, config, fail_closed=state.problem)
@@ -272,6 +294,42 @@ class BudgetLedger:
             return cls(path, config, entries=parse_ledger(data, modified_at=modified_at))
         except (ValueError, UnicodeDecodeError, OSError) as exc:
             return cls(path, config, fail_closed=str(exc))
+
+    @contextlib.contextmanager
+    def _exclusive(self, now: datetime) -> Iterator[None]:
+        """Hold the run's lock and, for a shared ledger, the file lock with the entries just re-read from disk."""
+        with self._lock:
+            if not self.shared:
+                yield
+                return
+            lock_path = self.path.with_name(self.path.name + ".lock")
+            check_write_path(lock_path)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed, or by the kernel if this process dies
+                self._reread(now)
+                yield
+            finally:
+                os.close(fd)
+
+    def _reread(self, now: datetime) -> None:
+        """Replace the held entries by the file's (under the file lock); an unusable file latches the breaker."""
+        state = read_state(self.path, versions=_READABLE_VERSIONS, now=now)
+        problem = state.problem
+        entries: list[LedgerEntry] = []
+        if state.data is not None:
+            try:
+                modified_at = min(datetime.fromtimestamp(self.path.stat().st_mtime, UTC), now)
+                entries = parse_ledger(state.data, modified_at=modified_at)
+            except (ValueError, OSError) as exc:
+                problem = str(exc)
+                self.moved_aside = move_aside(self.path, now)
+        if problem is not None:
+            self.problem = problem
+            self.moved_aside = self.moved_aside or state.moved_aside
+            self.latch(f"ledger unusable, failing closed: {problem}")
+            return  # keep what this run knew: losing the record must not unlock spending
+        self._entries = entries
 
     @property
     def config(self) -> BudgetConfig:
@@ -334,7 +392,7 @@ class BudgetLedger:
         """
         if not reservation.reserved:
             raise ValueError("reserve() takes a reservation")
-        with self._lock:
+        with self._exclusive(now):
             if self.is_tripped(now):
                 return Skipped(reason="budget_exceeded", detail=self._tripped or "")
             spend = self.spend_in_window(now)
@@ -356,18 +414,18 @@ class BudgetLedger:
         """
         if entry.reserved:
             raise ValueError("settle() takes a settled entry")
-        with self._lock:
+        with self._exclusive(now):
             kept = [e for e in self._entries if e.id != entry.id]
             self._commit([*kept, entry], now=now)
 
     def release(self, reservation: LedgerEntry, *, now: datetime) -> None:
         """Drop a reservation whose request provably never left (the connection was refused), and write the file."""
-        with self._lock:
+        with self._exclusive(now):
             self._commit([e for e in self._entries if not (e.reserved and e.id == reservation.id)], now=now)
 
     def record(self, entry: LedgerEntry, *, now: datetime) -> None:
         """Add ``entry`` (a settled call or a cache hit), drop aged entries, write the file, re-check the breaker."""
-        with self._lock:
+        with self._exclusive(now):
             self._commit([*self._entries, entry], now=now)
 
     def _commit(self, entries: list[LedgerEntry], *, now: datetime) -> None:

@@ -1,0 +1,163 @@
+"""``dreaming fleet run`` (many workspaces, one budget) and ``dreaming schedule`` (cron line, systemd timer)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from dreaming.cli.options import (
+    EXIT_FAILED,
+    EXIT_USAGE,
+    JsonOption,
+    NowOption,
+    WorkspaceOption,
+    err_console,
+    open_workspace,
+    parse_now,
+    print_json,
+)
+from dreaming.errors import ConfigError
+from dreaming.fleet import (
+    FleetBudget,
+    cron_matches,
+    crontab_line,
+    expand_workspaces,
+    fleet_exit_code,
+    ledger_spend,
+    load_fleet,
+    next_run,
+    render_results,
+    run_fleet,
+    systemd_units,
+)
+
+__all__ = ["register"]
+
+fleet_app = typer.Typer(help="Many workspaces: one night each, one global budget.", no_args_is_help=True)
+
+
+@fleet_app.command("run")
+def fleet_run(
+    workspaces: Annotated[
+        list[str] | None,
+        typer.Option("--workspaces", help="A glob of workspace folders, relative to the current folder (repeatable)."),
+    ] = None,
+    fleet: Annotated[
+        Path | None, typer.Option("--fleet", help="A fleet config (TOML): [[workspaces]], [budget] ledger and cap.")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", "-j", min=1, help="Nights at once (default: the fleet's, or 4).")
+    ] = None,
+    now: NowOption = None,
+    json_out: JsonOption = False,
+) -> None:
+    """Dream one night on every workspace, each in its own process; exit with the worst outcome.
+
+    Exit codes, least severe first: 0 all done, 4 the budget refused some night's model work, 3 a workspace was
+    busy (another run held its lock), 1 a night failed (whatever its own code); 2 is this command's usage error.
+    """
+    if now is not None:
+        parse_now(now)  # refuse a bad --now once, not once per night
+    if not workspaces and fleet is None:
+        err_console.print("[red]error:[/] name the workspaces: --workspaces GLOB or --fleet FILE")
+        raise typer.Exit(EXIT_USAGE)
+    budget: FleetBudget | None = None
+    jobs = concurrency
+    try:
+        folders: list[Path] = []
+        if fleet is not None:
+            config = load_fleet(fleet)
+            folders += [member.path for member in config.members]
+            budget = config.budget
+            jobs = jobs or config.concurrency
+        if workspaces:
+            folders += expand_workspaces(workspaces, base=Path.cwd())
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    folders = list(dict.fromkeys(folders))
+    if budget is not None:
+        budget.ledger.parent.mkdir(parents=True, exist_ok=True)
+    results = run_fleet(folders, concurrency=jobs or 4, budget=budget, env=os.environ, now=now)
+    code = fleet_exit_code(results)
+    if json_out:
+        payload: dict[str, object] = {"exit_code": code, "nights": [r.to_json() for r in results]}
+        if budget is not None:
+            at = parse_now(None)
+            payload["budget"] = {
+                "ledger": str(budget.ledger), "cap_usd": budget.max_cost_usd,
+                "window_minutes": budget.window_minutes, "window_spend_usd": ledger_spend(budget, at),
+            }  # fmt: skip
+        print_json(payload)
+    else:
+        typer.echo(render_results(results))
+        if budget is not None:
+            spend = ledger_spend(budget, parse_now(None))
+            typer.echo(f"global budget: ${spend:.4f} of ${budget.max_cost_usd:g} in the last "
+                       f"{budget.window_minutes:g} min ({budget.ledger})")  # fmt: skip
+    raise typer.Exit(code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``fleet`` (with ``fleet run``) and ``schedule`` to ``app``."""
+    app.add_typer(fleet_app, name="fleet")
+
+    @app.command()
+    def schedule(
+        workspace: WorkspaceOption = Path("."),
+        install: Annotated[
+            bool, typer.Option("--install", help="Write the systemd user units to ~/.config/systemd/user/.")
+        ] = False,
+        due: Annotated[
+            bool, typer.Option("--due", help="Exit 0 when the schedule fires this minute, else 1 (cron's guard).")
+        ] = False,
+        json_out: JsonOption = False,
+    ) -> None:
+        """Print the nightly job's systemd user timer and crontab line (``[schedule] cron``, in its timezone).
+
+        The crontab line sets no ``CRON_TZ`` (which would apply to every later line of the crontab): it wakes each
+        quarter hour at the expression's minutes and runs only when ``--due`` says the expression matches now in
+        the workspace's timezone. An invalid expression (``0 25 * * *``) exits 2.
+        """
+        ws, config = open_workspace(workspace)
+        at = parse_now(None)
+        try:
+            if due:
+                raise typer.Exit(0 if cron_matches(config.schedule.cron, config.timezone, at) else EXIT_FAILED)
+            units = systemd_units(ws, config, python=sys.executable)
+            line = crontab_line(ws, config, python=sys.executable)
+            upcoming = next_run(config.schedule.cron, config.timezone, at)
+        except ConfigError as exc:
+            err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(EXIT_USAGE) from exc
+        written: list[str] = []
+        if install:
+            folder = Path.home() / ".config" / "systemd" / "user"
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, text in units.items():
+                (folder / name).write_text(text, encoding="utf-8")
+                written.append(str(folder / name))
+        timer = next(name for name in units if name.endswith(".timer"))
+        enable = f"systemctl --user daemon-reload && systemctl --user enable --now {timer}"
+        if json_out:
+            print_json({
+                "workspace": str(ws.root), "cron": config.schedule.cron, "timezone": config.timezone,
+                "next_run": upcoming.isoformat(), "crontab": line, "systemd": units, "installed": written,
+                "enable": enable,
+            })  # fmt: skip
+            return
+        out = [
+            f"# next run: {upcoming.isoformat()} ({config.schedule.cron} in {config.timezone})",
+            "",
+            "# crontab:",
+            line,
+        ]
+        for name, text in units.items():
+            out += ["", f"# ~/.config/systemd/user/{name}", text.rstrip()]
+        out += ["", *(f"# wrote {path}" for path in written), f"# then: {enable}"]
+        typer.echo("\n".join(out))
