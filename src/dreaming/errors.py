@@ -54,8 +54,7 @@ class LockBusyError(WorkspaceError):
     """Another run holds the consolidation lock and did not release it in time."""
 
     def __init__(self, lock_path: Path, holder: str) -> None:
-        self.lock_path = lock_path
-        self.holder = holder
+        self.lock_path, self.holder = lock_path, holder
         super().__init__(f"another dreaming run holds {lock_path} (holder {holder}); try again later")
 
 

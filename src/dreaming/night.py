@@ -408,14 +408,9 @@ async def adream(
 
 
 def dream(
-    workspace: Workspace | str | os.PathLike[str],
-    *,
-    now: datetime | None = None,
-    env: Mapping[str, str] | None = None,
-    trigger: str = "run",
-    progress: ProgressFn | None = None,
-    wait: bool = True,
-) -> NightReport:
+    workspace: Workspace | str | os.PathLike[str], *, now: datetime | None = None, env: Mapping[str, str] | None = None,
+    trigger: str = "run", progress: ProgressFn | None = None, wait: bool = True,
+) -> NightReport:  # fmt: skip
     """Dream one night on ``workspace`` and return its report: :func:`adream` for code without an event loop.
 
     Called from inside a running event loop, the night runs on a worker thread of its own (use :func:`adream` there).
