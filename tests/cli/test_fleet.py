@@ -90,3 +90,17 @@ def test_fleet_run_needs_workspaces_and_refuses_a_bad_fleet_file(tmp_path: Path)
     result = runner.invoke(app, ["fleet", "run", "--fleet", str(tmp_path / "fleet.toml")])
     assert result.exit_code == 2 and "matches no folder" in result.output
     assert runner.invoke(app, ["fleet", "run", "--workspaces", str(tmp_path / "none*")]).exit_code == 2
+
+
+def test_run_with_workspaces_dreams_each_of_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests._workspaces import NIGHT, build_verdict_workspace
+
+    for name in ("a", "b"):
+        build_verdict_workspace(tmp_path / "agents" / name / "workspace")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["run", "--workspaces", "agents/*/workspace", "-j", "2", "--now", NIGHT, "--json"])
+    assert result.exit_code == 0, result.output
+    nights = json.loads(result.output)["nights"]
+    assert sorted(Path(n["workspace"]).parent.name for n in nights) == ["a", "b"]
+    assert {n["outcome"] for n in nights} == {"done"}
+    assert runner.invoke(app, ["run", "--workspaces", "none*"]).exit_code == 2

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.status import Status
 
+from dreaming.cli.fleet import fleet_run
 from dreaming.cli.options import (
     EXIT_BUDGET,
     EXIT_LOCK_BUSY,
@@ -105,8 +106,21 @@ def register(app: typer.Typer) -> None:
         console.print(f"workspace {ws.root}: {what}", markup=False, highlight=False)
 
     @app.command()
-    def run(workspace: WorkspaceOption = Path("."), now: NowOption = None, json_out: JsonOption = False) -> None:
-        """Dream one full night (the nightly job)."""
+    def run(
+        workspace: WorkspaceOption = Path("."),
+        now: NowOption = None,
+        json_out: JsonOption = False,
+        workspaces: Annotated[
+            list[str] | None,
+            typer.Option("--workspaces", help="Many workspaces (a glob, repeatable): as `dreaming fleet run`."),
+        ] = None,
+        fleet: Annotated[Path | None, typer.Option("--fleet", help="A fleet config: as `dreaming fleet run`.")] = None,
+        concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1, help="Nights at once.")] = None,
+    ) -> None:
+        """Dream one full night (the nightly job); with --workspaces or --fleet, one on each workspace."""
+        if workspaces or fleet is not None:
+            fleet_run(workspaces=workspaces, fleet=fleet, concurrency=concurrency, now=now, json_out=json_out)
+            return
         _run(workspace, now, json_out, "run")
 
     @app.command("now")
