@@ -273,6 +273,7 @@ def run_fleet(
     now: str | None = None,
     python: str = sys.executable,
     on_result: Callable[[NightResult], None] | None = None,
+    new_session: bool = False,
 ) -> list[NightResult]:
     """Dream one night on each workspace, each in its own process, at most ``concurrency`` at once.
 
@@ -287,6 +288,8 @@ def run_fleet(
         now: ``--now`` for every night (replays), or None for the clock.
         python: the interpreter that runs ``-m dreaming``.
         on_result: called with each result as its night ends (from a worker thread).
+        new_session: start each night in a session of its own, so a Ctrl-C or a signal to this process group
+            never reaches a night mid-way (``dreaming serve`` lets its nights finish when it stops).
 
     Returns:
         One result per workspace, in the order given.
@@ -297,7 +300,9 @@ def run_fleet(
     def one(workspace: Path) -> NightResult:
         command = [python, "-m", "dreaming", "run", "--workspace", str(workspace), "--json", *extra]
         try:
-            done = subprocess.run(command, env=child_env, capture_output=True, text=True, errors="replace")
+            done = subprocess.run(
+                command, env=child_env, capture_output=True, text=True, errors="replace", start_new_session=new_session
+            )
         except OSError as exc:
             result = NightResult(workspace=workspace, outcome="failed", exit_code=1, detail=f"cannot start: {exc}")
         else:
