@@ -1,6 +1,4 @@
-"""``dreaming fleet run`` (many workspaces, one budget), ``dreaming serve`` (the fleet on its schedules, a long-running
-scheduler) and ``dreaming schedule`` (cron line, systemd timer).
-"""
+"""``dreaming fleet run`` (many workspaces, one budget), ``serve`` (the fleet on its crons) and ``schedule``."""
 
 from __future__ import annotations
 
