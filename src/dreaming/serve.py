@@ -22,6 +22,7 @@ import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +38,7 @@ __all__ = [
     "NightOutcome",
     "ScheduledWorkspace",
     "Scheduler",
+    "StopEvent",
     "TickReport",
     "lock_holder",
     "scheduled_workspace",
@@ -65,6 +67,18 @@ class NightOutcome(Protocol):
     @property
     def detail(self) -> str:
         """Why it did not finish, or a note."""
+        ...
+
+
+class StopEvent(Protocol):
+    """What :meth:`Scheduler.run_forever` waits on (a :class:`threading.Event` is one)."""
+
+    def is_set(self) -> bool:
+        """Return True once the scheduler should stop."""
+        ...
+
+    def wait(self, timeout: float) -> bool:
+        """Sleep up to ``timeout`` seconds or until set; return whether it is set."""
         ...
 
 
@@ -178,6 +192,12 @@ class Scheduler:
         with self._mutex:
             return sorted(path for path, future in self._pending.items() if not future.done())
 
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until every started night has finished (or ``timeout`` seconds); return whether they all have."""
+        with self._mutex:
+            futures = list(self._pending.values())
+        return not wait_futures(futures, timeout=timeout).not_done
+
     def tick(self, now: datetime) -> TickReport:
         """Start every night due at ``now``; skip (and log) a workspace still dreaming or whose lock is held.
 
@@ -232,7 +252,7 @@ class Scheduler:
             earliest = min(self._next.values(), default=now + timedelta(seconds=MAX_SLEEP_SECONDS))
         return min(MAX_SLEEP_SECONDS, max(0.0, (earliest - now).total_seconds()))
 
-    def run_forever(self, stop: threading.Event) -> None:
+    def run_forever(self, stop: StopEvent) -> None:
         """Tick at each due time until ``stop`` is set, then wait for the running nights to finish."""
         try:
             while not stop.is_set():

@@ -129,7 +129,7 @@ def serve(
     if config.budget is not None:
         config.budget.ledger.parent.mkdir(parents=True, exist_ok=True)
     budget, env = config.budget, dict(os.environ)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.getLogger("dreaming.serve").setLevel(logging.INFO)  # main() configured the root logger (WARNING)
     scheduler = Scheduler(
         entries,
         night=lambda path: run_fleet([path], concurrency=1, budget=budget, env=env, new_session=True)[0],
