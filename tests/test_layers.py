@@ -29,6 +29,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "evals": (5, "evals"),
     "studio": (5, "studio"),
     "fleet": (5, "fleet"),
+    "serve": (5, "serve"),
     "cli": (6, "cli"),
     "__main__": (7, "face"),
     "": (7, "face"),

@@ -12,9 +12,12 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import croniter
 
 from dreaming._config_reader import TableReader, ranged, read_fields, table
 from dreaming.errors import ConfigError
@@ -290,3 +293,44 @@ def load_config(path: Path) -> DreamingConfig:
     except RecursionError as exc:
         raise ConfigError(f"{path}: not valid TOML: nested too deeply") from exc
     return DreamingConfig.from_mapping(data)
+
+
+# Cron (the schedule's, the fleet's and the scheduler's)
+
+
+def validate_cron(expression: str) -> str:
+    """Return ``expression`` normalized (single spaces) when it is a valid five-field cron expression.
+
+    Raises:
+        ConfigError: not five fields, or a field out of range (``0 25 * * *``) or unreadable.
+    """
+    fields = expression.split()
+    if len(fields) != 5:
+        raise ConfigError(f"cron {expression!r} is not a five-field expression (minute hour day month weekday)")
+    normalized = " ".join(fields)
+    if not croniter.is_valid(normalized):
+        raise ConfigError(f"cron {expression!r} is not a valid cron expression (a field is out of range?)")
+    return normalized
+
+
+def zone_info(name: str) -> ZoneInfo:
+    """Return the IANA timezone ``name``.
+
+    Raises:
+        ConfigError: ``name`` is not a known IANA timezone.
+    """
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ConfigError(f"timezone {name!r} is not a known IANA timezone") from exc
+
+
+def next_run(expression: str, timezone: str, after: datetime) -> datetime:
+    """Return the first instant after ``after`` at which ``expression``, read in ``timezone``, fires (in UTC).
+
+    Raises:
+        ConfigError: ``expression`` is not a valid cron expression or ``timezone`` is unknown.
+    """
+    local = after.astimezone(zone_info(timezone))
+    fire: datetime = croniter(validate_cron(expression), local).get_next(datetime)
+    return fire.astimezone(UTC)

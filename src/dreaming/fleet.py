@@ -46,11 +46,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import croniter
 
-from dreaming.config import BudgetConfig, DreamingConfig
+from dreaming.config import BudgetConfig, DreamingConfig, next_run, validate_cron, zone_info
 from dreaming.errors import ConfigError
 from dreaming.llm import BudgetLedger
 from dreaming.llm.gateway import SHARED_CAP_ENV, SHARED_LEDGER_ENV, SHARED_WINDOW_ENV
@@ -82,38 +81,9 @@ _DEFAULT_BUDGET = BudgetConfig()
 Outcome = Literal["done", "busy", "failed"]
 
 
-def validate_cron(expression: str) -> str:
-    """Return ``expression`` normalized (single spaces) when it is a valid five-field cron expression.
-
-    Raises:
-        ConfigError: not five fields, or a field out of range (``0 25 * * *``) or unreadable.
-    """
-    fields = expression.split()
-    if len(fields) != 5:
-        raise ConfigError(f"cron {expression!r} is not a five-field expression (minute hour day month weekday)")
-    normalized = " ".join(fields)
-    if not croniter.is_valid(normalized):
-        raise ConfigError(f"cron {expression!r} is not a valid cron expression (a field is out of range?)")
-    return normalized
-
-
-def _zone(name: str) -> ZoneInfo:
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ConfigError(f"timezone {name!r} is not a known IANA timezone") from exc
-
-
-def next_run(expression: str, timezone: str, after: datetime) -> datetime:
-    """Return the first instant after ``after`` at which ``expression``, read in ``timezone``, fires (in UTC)."""
-    local = after.astimezone(_zone(timezone))
-    fire: datetime = croniter(validate_cron(expression), local).get_next(datetime)
-    return fire.astimezone(UTC)
-
-
 def cron_matches(expression: str, timezone: str, at: datetime) -> bool:
     """Return True when ``expression``, read in ``timezone``, fires in the minute holding ``at``."""
-    minute = at.astimezone(_zone(timezone)).replace(second=0, microsecond=0)
+    minute = at.astimezone(zone_info(timezone)).replace(second=0, microsecond=0)
     return next_run(expression, timezone, minute - timedelta(seconds=1)) == minute.astimezone(UTC)
 
 
@@ -218,7 +188,7 @@ def load_fleet(path: Path) -> FleetConfig:
         try:
             cron = validate_cron(cron) if cron is not None else None
             if tz is not None:
-                _zone(tz)
+                zone_info(tz)
             folders = expand_workspaces([row["path"]], base=base)
         except ConfigError as exc:
             raise ConfigError(f"{where}: {exc}") from exc
@@ -303,6 +273,7 @@ def run_fleet(
     now: str | None = None,
     python: str = sys.executable,
     on_result: Callable[[NightResult], None] | None = None,
+    new_session: bool = False,
 ) -> list[NightResult]:
     """Dream one night on each workspace, each in its own process, at most ``concurrency`` at once.
 
@@ -317,6 +288,8 @@ def run_fleet(
         now: ``--now`` for every night (replays), or None for the clock.
         python: the interpreter that runs ``-m dreaming``.
         on_result: called with each result as its night ends (from a worker thread).
+        new_session: start each night in a session of its own, so a Ctrl-C or a signal to this process group
+            never reaches a night mid-way (``dreaming serve`` lets its nights finish when it stops).
 
     Returns:
         One result per workspace, in the order given.
@@ -327,7 +300,9 @@ def run_fleet(
     def one(workspace: Path) -> NightResult:
         command = [python, "-m", "dreaming", "run", "--workspace", str(workspace), "--json", *extra]
         try:
-            done = subprocess.run(command, env=child_env, capture_output=True, text=True, errors="replace")
+            done = subprocess.run(
+                command, env=child_env, capture_output=True, text=True, errors="replace", start_new_session=new_session
+            )
         except OSError as exc:
             result = NightResult(workspace=workspace, outcome="failed", exit_code=1, detail=f"cannot start: {exc}")
         else:

@@ -24,7 +24,8 @@ from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMet
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.pregel import Pregel
 
-from dreaming.config import DreamingConfig, load_config
+from dreaming.config import DreamingConfig, load_config, next_run
+from dreaming.errors import ConfigError
 from dreaming.graph import DreamContext, ProgressFn, build_dream_graph, jsonable
 from dreaming.llm import LLMGateway, build_gateway, read_budget_status
 from dreaming.memory import (
@@ -458,6 +459,10 @@ def workspace_status(ws: Workspace, config: DreamingConfig, now: datetime) -> di
     budget = read_budget_status(ws, config, now)
     open_gaps = list_gaps(ws, status="open", now=now)
     backlog = list_gaps(ws, status="backlog", now=now)
+    try:
+        upcoming: str | None = next_run(config.schedule.cron, config.timezone, now).isoformat()
+    except ConfigError:
+        upcoming = None  # an invalid [schedule] cron: `dreaming schedule` names the error
     return {
         "workspace": str(ws.root),
         "last_run": _last_run(ws),
@@ -467,4 +472,6 @@ def workspace_status(ws: Workspace, config: DreamingConfig, now: datetime) -> di
         "budget": {**jsonable(budget), "lines": [line.removeprefix("- ") for line in budget.lines()]},
         "open_gaps": [{"query": g.query, "count": g.count, "type": g.type, "attempts": g.attempts} for g in open_gaps],
         "backlog_gaps": [g.query for g in backlog],
+        "next_run": upcoming,
+        "schedule": {"cron": config.schedule.cron, "timezone": config.timezone},
     }

@@ -46,6 +46,7 @@ def test_status_shows_last_run_lock_and_state_sizes(tmp_path: Path) -> None:
     assert [g["query"] for g in info["open_gaps"]] == ["what is K_FLAT"]
     text = runner.invoke(app, ["status", "--workspace", str(ws)]).output
     assert "Budget breaker: closed" in text and "1 open" in text
+    assert info["next_run"] is not None and f"next run:  {info['next_run']} (UTC)" in text
 
 
 def test_insights_filters_by_asset_and_regime(tmp_path: Path) -> None:

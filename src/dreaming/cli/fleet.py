@@ -1,9 +1,12 @@
-"""``dreaming fleet run`` (many workspaces, one budget) and ``dreaming schedule`` (cron line, systemd timer)."""
+"""``dreaming fleet run`` (many workspaces, one budget), ``serve`` (the fleet on its crons) and ``schedule``."""
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -35,6 +38,7 @@ from dreaming.fleet import (
     run_fleet,
     systemd_units,
 )
+from dreaming.serve import DEFAULT_HEALTH_PORT, HealthServer, Scheduler, scheduled_workspace
 
 __all__ = ["register"]
 
@@ -103,9 +107,62 @@ def fleet_run(
     raise typer.Exit(code)
 
 
+def serve(
+    fleet: Annotated[Path, typer.Option("--fleet", help="The fleet config (TOML): workspaces, crons, budget.")],
+    health_port: Annotated[
+        int,
+        typer.Option("--health-port", min=0, max=65535, help="GET /healthz on 127.0.0.1 at this port (0: a free one)."),
+    ] = DEFAULT_HEALTH_PORT,
+) -> None:
+    """Run the fleet on its schedules until SIGTERM or Ctrl-C, then wait for the running nights and exit 0.
+
+    Each workspace's night starts when its cron fires in its timezone (the fleet config's cron and timezone, else the
+    workspace's schedule cron and timezone), each in its own process under the fleet's global budget, at most the
+    fleet's concurrency at once. A workspace whose lock is held is skipped for that slot, with a log line.
+    """
+    try:
+        config = load_fleet(fleet)
+        entries = [scheduled_workspace(m.path, cron=m.cron, timezone=m.timezone) for m in config.members]
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    if config.budget is not None:
+        config.budget.ledger.parent.mkdir(parents=True, exist_ok=True)
+    budget, env = config.budget, dict(os.environ)
+    logging.getLogger("dreaming.serve").setLevel(logging.INFO)  # main() configured the root logger (WARNING)
+    scheduler = Scheduler(
+        entries,
+        night=lambda path: run_fleet([path], concurrency=1, budget=budget, env=env, new_session=True)[0],
+        concurrency=config.concurrency,
+    )
+    try:
+        health = HealthServer(scheduler, health_port).start()
+    except OSError as exc:
+        scheduler.close()
+        err_console.print(f"[red]error:[/] cannot serve /healthz on 127.0.0.1:{health_port}: {exc}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    stop = threading.Event()
+
+    def on_signal(signum: int, _frame: object) -> None:
+        logging.getLogger("dreaming.serve").info("%s: waiting for the running nights", signal.Signals(signum).name)
+        stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    for entry in entries:
+        at = scheduler.next_runs()[entry.path].isoformat()
+        err_console.print(f"{entry.path}: {entry.cron} in {entry.timezone}, next {at}", highlight=False, markup=False)
+    err_console.print(f"healthz: http://127.0.0.1:{health.port}/healthz", highlight=False, markup=False)
+    try:
+        scheduler.run_forever(stop)
+    finally:
+        health.stop()
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``fleet`` (with ``fleet run``) and ``schedule`` to ``app``."""
+    """Add ``fleet`` (with ``fleet run``), ``serve`` and ``schedule`` to ``app``."""
     app.add_typer(fleet_app, name="fleet")
+    app.command()(serve)
 
     @app.command()
     def schedule(

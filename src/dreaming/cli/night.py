@@ -141,6 +141,7 @@ def register(app: typer.Typer) -> None:
             f"workspace: {info['workspace']}",
             f"last run:  {last.get('run_id', 'never')} at {last.get('at', '-')}",
             f"lock:      {info['lock']}",
+            f"next run:  {info['next_run'] or 'never (invalid [schedule] cron)'} ({info['schedule']['timezone']})",
             f"insights:  {info['insights']} active",
             *(f"budget:    {line}" for line in info["budget"]["lines"]),
             f"gaps:      {len(info['open_gaps'])} open, {len(info['backlog_gaps'])} in the backlog (need you)",
