@@ -27,7 +27,7 @@ SURFACES = {
     ],
     "dreaming.cli": ["app", "main"],
     "dreaming.night": [
-        "NightReport", "RunOutcome", "adream", "codebase_roots", "dream", "night_context", "research_tools", "run_night",
+        "NightReport", "RunOutcome", "adream", "busy_answer", "codebase_roots", "dream", "night_context", "research_tools", "run_night",
         "utc_now", "workspace_status",
     ],
     "dreaming.chat": ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"],

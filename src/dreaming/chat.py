@@ -14,7 +14,6 @@ Give a tool-calling agent (any LangChain agent) these four:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +25,7 @@ from dreaming.errors import LockBusyError, OutsideWorkspaceError
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
 from dreaming.memory.insights import active_insights, load_prior_insights
-from dreaming.night import NightReport, adream, dream
+from dreaming.night import NightReport, adream, busy_answer, dream
 from dreaming.tools.memory_search import memory_search_tool
 
 __all__ = ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"]
@@ -52,15 +51,6 @@ class _GapArgs(BaseModel):
     question: str = Field(description="The question the memory could not answer, as you would search for it.")
 
 
-def _busy(ws: Workspace, exc: LockBusyError) -> str:
-    """Say which run holds the workspace: its id from ``current-run.json`` when there is one, else the lock's holder."""
-    try:  # read only: a busy answer must not touch the running night's files
-        run_id = json.loads((ws.state_dir / "current-run.json").read_text(encoding="utf-8"))["run_id"]
-    except (OSError, ValueError, KeyError, TypeError):
-        run_id = None
-    return f"busy: run {run_id or exc.holder} is dreaming"
-
-
 def dream_now_tool(
     ws: Workspace, *, env: Mapping[str, str] | None = None, clock: Clock | None = None, wait: bool = True
 ) -> BaseTool:
@@ -81,7 +71,7 @@ def dream_now_tool(
         try:
             return answer(dream(ws, now=now(), env=env, trigger="now", wait=wait))
         except LockBusyError as exc:
-            return _busy(ws, exc), None
+            return busy_answer(ws, exc), None
         except OutsideWorkspaceError as exc:
             return f"Not now: {exc}", None
 
@@ -89,7 +79,7 @@ def dream_now_tool(
         try:
             return answer(await adream(ws, now=now(), env=env, trigger="now", wait=wait))
         except LockBusyError as exc:
-            return _busy(ws, exc), None
+            return busy_answer(ws, exc), None
         except OutsideWorkspaceError as exc:
             return f"Not now: {exc}", None
 

@@ -33,7 +33,7 @@ from dreaming.errors import DreamingError, LockBusyError
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import GapStatus, KnowledgeGap, list_gaps, record_gap
 from dreaming.memory.insights import load_prior_insights
-from dreaming.night import adream, utc_now, workspace_status
+from dreaming.night import adream, busy_answer, utc_now, workspace_status
 from dreaming.tools.memory_search import MAX_TOOL_LIMIT, hits_to_json, search_and_record
 
 __all__ = ["BearerTokenGuard", "build_server", "http_app"]
@@ -169,7 +169,7 @@ def build_server(
         try:
             report = await adream(ws, now=clock(), trigger="now", wait=wait)
         except LockBusyError as exc:
-            return f"busy: run {exc.holder} is dreaming"
+            return busy_answer(ws, exc)
         except DreamingError as exc:  # a symbolic link where the night writes, an unreadable dreaming.toml
             raise ToolError(f"Not now: {exc}") from exc
         return report.diary_entry

@@ -25,7 +25,7 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.pregel import Pregel
 
 from dreaming.config import DreamingConfig, load_config, next_run
-from dreaming.errors import ConfigError
+from dreaming.errors import ConfigError, LockBusyError
 from dreaming.graph import DreamContext, ProgressFn, build_dream_graph, jsonable
 from dreaming.llm import LLMGateway, build_gateway, read_budget_status
 from dreaming.memory import (
@@ -52,6 +52,7 @@ __all__ = [
     "NightReport",
     "RunOutcome",
     "adream",
+    "busy_answer",
     "codebase_roots",
     "dream",
     "night_context",
@@ -108,6 +109,18 @@ class _Checkpointer(AsyncSqliteSaver):
 def _current_run_path(ws: Workspace) -> Path:
     # Names the run in progress, so that the next run can resume it from its checkpoint after a crash.
     return ws.state_dir / "current-run.json"
+
+
+def busy_answer(ws: Workspace, exc: LockBusyError) -> str:
+    """Say which run holds ``ws``: ``busy: run <id> is dreaming``, the lock's holder when no run id is on disk.
+
+    Reads ``current-run.json`` and nothing else: the answer must not touch the running night's files.
+    """
+    try:
+        run_id = json.loads(_current_run_path(ws).read_text(encoding="utf-8"))["run_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        run_id = None
+    return f"busy: run {run_id or exc.holder} is dreaming"
 
 
 def _finish(ws: Workspace) -> None:
