@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 import dreaming
+from dreaming.config import next_run, validate_cron
 from dreaming.errors import ConfigError
 from dreaming.fleet import (
     FleetBudget,
@@ -21,10 +22,8 @@ from dreaming.fleet import (
     cron_matches,
     fleet_exit_code,
     load_fleet,
-    next_run,
     render_results,
     run_fleet,
-    validate_cron,
 )
 from dreaming.graph.verify import MAX_OUTPUT_TOKENS as VERIFY_MAX_OUTPUT_TOKENS
 from tests._slow_server import SlowChatServer, completion_tokens

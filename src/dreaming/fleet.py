@@ -67,11 +67,9 @@ __all__ = [
     "fleet_exit_code",
     "ledger_spend",
     "load_fleet",
-    "next_run",
     "render_results",
     "run_fleet",
     "systemd_units",
-    "validate_cron",
 ]
 
 EXIT_SEVERITY = (0, 4, 3, 1)

@@ -24,6 +24,7 @@ from dreaming.cli.options import (
     parse_now,
     print_json,
 )
+from dreaming.config import next_run
 from dreaming.errors import ConfigError
 from dreaming.fleet import (
     FleetBudget,
@@ -33,7 +34,6 @@ from dreaming.fleet import (
     fleet_exit_code,
     ledger_spend,
     load_fleet,
-    next_run,
     render_results,
     run_fleet,
     systemd_units,
