@@ -30,6 +30,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "studio": (5, "studio"),
     "fleet": (5, "fleet"),
     "serve": (5, "serve"),
+    "view": (5, "view"),
     "cli": (6, "cli"),
     "__main__": (7, "face"),
     "": (7, "face"),

@@ -22,7 +22,8 @@ from mcp.types import CallToolResult, TextContent, TextResourceContents
 from typer.testing import CliRunner
 
 import dreaming
-from dreaming.cli.mcp import is_loopback, register
+from dreaming.cli.mcp import register
+from dreaming.cli.options import is_loopback
 from dreaming.mcp_server import build_server, http_app
 from dreaming.memory import ConsolidationLock, Workspace, init_workspace
 

@@ -32,6 +32,7 @@ SURFACES = {
     ],
     "dreaming.chat": ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"],
     "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],
+    "dreaming.view": ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"],
     "dreaming.errors": [
         "BudgetError", "ConfigError", "DreamingError", "LockBusyError",
         "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError",
@@ -46,7 +47,7 @@ SURFACES = {
         "LoadedState", "Workspace", "append_diary_entry", "append_jsonl", "atomic_write_bytes", "atomic_write_json",
         "atomic_write_text", "check_confined", "check_write_path", "diary_sections", "dump_json", "fingerprint",
         "init_workspace", "is_secret_name", "is_secret_path", "iter_jsonl", "move_aside", "pid_alive", "read_state",
-        "record_event", "redact_secrets", "night_entry", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
+        "record_event", "redact_secrets", "night_digest", "night_entry", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
         "WriteFaults", "before_write", "settled_decision",
         "INDEX_END", "INDEX_START", "InsightFile", "PriorInsights", "Scalar", "active_insights", "load_prior_insights",
         "parse_scalar", "read_insight", "render_insight", "write_insight", "write_memory_index",

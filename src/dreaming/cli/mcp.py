@@ -5,29 +5,18 @@ The ``mcp`` SDK is imported only when the command runs, so ``dreaming --help`` a
 
 from __future__ import annotations
 
-import ipaddress
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dreaming.cli.options import EXIT_USAGE, WorkspaceOption, err_console, open_workspace
+from dreaming.cli.options import EXIT_USAGE, WorkspaceOption, err_console, is_loopback, open_workspace
 
 __all__ = ["register"]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 TOKEN_ENV = "DREAMING_MCP_TOKEN"
-
-
-def is_loopback(host: str) -> bool:
-    """Return whether ``host`` names only this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
-    except ValueError:  # any other name may resolve anywhere
-        return False
 
 
 def register(app: typer.Typer) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ __all__ = [
     "WorkspaceOption",
     "console",
     "err_console",
+    "is_loopback",
     "open_workspace",
     "parse_now",
     "print_json",
@@ -65,6 +67,16 @@ def parse_now(value: str | None) -> datetime:
     except ValueError as exc:
         raise typer.BadParameter(f"--now {value!r} is not an ISO date or timestamp") from exc
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def is_loopback(host: str) -> bool:
+    """Return whether ``host`` names only this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip().strip("[]")).is_loopback
+    except ValueError:  # any other name may resolve anywhere
+        return False
 
 
 def open_workspace(path: Path) -> tuple[Workspace, DreamingConfig]:

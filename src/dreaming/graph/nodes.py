@@ -20,7 +20,16 @@ from dreaming.graph.research import promote_research
 from dreaming.graph.state import DreamState, jsonable
 from dreaming.graph.verify import verify_insights
 from dreaming.llm import LLMGateway, filter_candidates
-from dreaming.memory import InputReport, append_diary_entry, diary_sections, night_entry, recall, record_event, verdicts
+from dreaming.memory import (
+    InputReport,
+    append_diary_entry,
+    diary_sections,
+    night_digest,
+    night_entry,
+    recall,
+    record_event,
+    verdicts,
+)
 from dreaming.memory.insights import write_memory_index
 from dreaming.prompts import load_prompt
 
@@ -231,5 +240,6 @@ def diary(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
         done=list(state.get("done", [])),
         halts=list(state.get("halts", [])),
         bad_input=state.get("bad_input_count", 0),
+        digest=night_digest(night, budget),
     )
     return {"done": ["diary"], "summaries": {"budget": budget}}

@@ -11,6 +11,7 @@ from dreaming.memory.diary import (
     DiarySection,
     append_diary_entry,
     diary_sections,
+    night_digest,
     night_entry,
     render_diary_entry,
 )
@@ -91,6 +92,7 @@ __all__ = [
     "iter_jsonl",
     "load_prior_insights",
     "move_aside",
+    "night_digest",
     "night_entry",
     "parse_scalar",
     "pid_alive",

@@ -21,6 +21,7 @@ __all__ = [
     "DiarySection",
     "append_diary_entry",
     "diary_sections",
+    "night_digest",
     "night_entry",
     "render_diary_entry",
 ]
@@ -271,3 +272,61 @@ def night_entry(
         narrative=state.get("narrative"),
         sections=diary_sections(state, budget_report),
     )
+
+
+def night_digest(state: Mapping[str, Any], budget_report: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a night's numbers as one small JSON-able record: the run-finished event carries it.
+
+    The diary entry says the same in sentences; this is what a timeline (``dreaming view``) or a script reads,
+    without parsing prose. Missing phases give zeros.
+    """
+    summaries: Mapping[str, Any] = state.get("summaries") or {}
+
+    def part(name: str) -> Mapping[str, Any]:
+        value = summaries.get(name)
+        return value if isinstance(value, Mapping) else {}
+
+    review, light, rem, deep = (
+        part("verdicts.review"),
+        part("verdicts.light"),
+        part("verdicts.rem"),
+        part("verdicts.deep"),
+    )
+    recall_light, recall_deep, research = part("recall.light"), part("recall.deep"), part("research")
+    candidates = [c for c in rem.get("candidates") or [] if isinstance(c, Mapping)]
+    decisions = [str(f.get("decision")) for f in research.get("findings") or [] if isinstance(f, Mapping)]
+    return {
+        "verdicts": {
+            "reviewed": int(review.get("reviewed") or 0),
+            "ingested": int(light.get("ingested") or 0),
+            "scored": len(candidates),
+            "passing": sum(1 for c in candidates if c.get("passes_gate")),
+            "promoted": len(deep.get("promoted") or []) + len(deep.get("restored") or []),
+            "updated": len(deep.get("updated") or []),
+            "retired": len(deep.get("retired") or []),
+            "stale": len(deep.get("stale") or []),
+        },
+        "recall": {
+            "staged": int(recall_light.get("staged") or 0),
+            "promoted": len(recall_deep.get("applied") or []),
+            "real_recalls": int(recall_deep.get("real_recalls") or 0),
+            "held_back": sum(int(v) for v in (recall_deep.get("skipped_by_gate") or {}).values()),
+        },
+        "research": {
+            "researched": len(decisions),
+            "kept": decisions.count("keep"),
+            "discarded": decisions.count("discard"),
+            "other": len(decisions) - decisions.count("keep") - decisions.count("discard"),
+            "backlog": len(research.get("backlog") or []),
+        },
+        "budget": {
+            "available": bool(budget_report.get("available")),
+            "unavailable_reason": budget_report.get("unavailable_reason"),
+            "spent_usd": float(budget_report.get("run_spend_usd") or 0.0),
+            "calls": int(budget_report.get("calls_made") or 0),
+            "cache_hits": int(budget_report.get("cache_hits") or 0),
+            "refusals": dict(budget_report.get("refusals") or {}),
+            "breaker_tripped": bool(budget_report.get("breaker_tripped")),
+        },
+        "halts": [dict(h) for h in state.get("halts") or [] if isinstance(h, Mapping)],
+    }

@@ -1,0 +1,378 @@
+"""What each page of the viewer shows, read from the workspace's files and nothing else; nothing here writes.
+
+Each ``*_page`` function returns the page's template context (plain mappings: Jinja reads them). Files that are
+missing read as empty; files that do not parse are named in the page's ``problems`` rather than failing it, and
+are never moved aside (the night does that, under its lock).
+
+"As of": recall ranking and the budget window depend on "now". The viewer's "now" defaults to the last night's time
+(the last ``run.finished`` event), so a page shows what the night saw; ``dreaming view --now`` changes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from dreaming.config import DreamingConfig
+from dreaming.memory import InputReport, InsightFile, Workspace, active_insights, iter_jsonl, read_insight
+from dreaming.memory.gaps import list_gaps
+from dreaming.memory.recall import rank_short_term_candidates
+from dreaming.view._charts import Bar, SpendPoint, hit_rate_chart, spend_chart
+
+__all__ = [
+    "budget_page",
+    "dreams_page",
+    "insight_anchor",
+    "memory_page",
+    "nights",
+    "patterns_page",
+    "research_page",
+    "viewer_now",
+]
+
+_RUN_MARKER = re.compile(r"^<!--\s*dreaming:run:(?P<id>[^\s>]+)\s*-->\s*$")
+_MAX_RECALL_ROWS = 200
+"""The Memory page lists the best-scored entries up to this many (a store may hold thousands)."""
+_MAX_FINDING_ROWS = 200
+_VERDICT_KINDS = ("reliable", "caution")
+_CONTEXT_LINES = 1
+"""Lines shown before and after an evidence line."""
+
+
+def _parse_time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _events(ws: Workspace, report: InputReport) -> Iterator[dict[str, Any]]:
+    for _, event in iter_jsonl(ws.events, report, label="memory/.dreams/events.jsonl"):
+        yield event
+
+
+def _problems(report: InputReport) -> list[str]:
+    shown = [f"{bad.path}:{bad.line}: {bad.reason}" for bad in report.bad[:10]]
+    if report.count > len(shown):
+        shown.append(f"... {report.count - len(shown)} more unreadable lines")
+    return shown
+
+
+def nights(ws: Workspace, report: InputReport | None = None) -> list[dict[str, Any]]:
+    """Return every night the event log knows, oldest first: its id, trigger, times, halts and digest."""
+    report = report if report is not None else InputReport()
+    found: dict[str, dict[str, Any]] = {}
+    for event in _events(ws, report):
+        run_id = event.get("run_id")
+        if not isinstance(run_id, str):
+            continue
+        if event.get("type") == "run.started":
+            found.setdefault(run_id, {"run_id": run_id, "finished": False, "halts": [], "digest": {}})
+            found[run_id].update(trigger=event.get("trigger", ""), at=_parse_time(event.get("at")))
+        elif event.get("type") == "run.finished":
+            night = found.setdefault(run_id, {"run_id": run_id, "trigger": "", "at": _parse_time(event.get("at"))})
+            digest = event.get("digest")
+            night.update(
+                finished=True,
+                done=list(event.get("done") or []),
+                halts=[h for h in event.get("halts") or [] if isinstance(h, dict)],
+                bad_input=event.get("bad_input") or 0,
+                digest=digest if isinstance(digest, dict) else {},
+            )
+    ordered = [n for n in found.values() if n.get("at") is not None]
+    return sorted(ordered, key=lambda n: (n["at"], n["run_id"]))
+
+
+def viewer_now(ws: Workspace) -> datetime:
+    """Return the viewer's default "now": the last finished night's time, else the clock."""
+    finished = [n["at"] for n in nights(ws) if n.get("finished")]
+    return max(finished) if finished else datetime.now(UTC)
+
+
+def _diary_files(ws: Workspace) -> list[Path]:
+    rotated = sorted((ws.reports_dir / "diary").glob("DREAMS-until-*.md")) if (ws.reports_dir / "diary").is_dir() else []
+    return [*rotated, ws.dreams_md]
+
+
+def diary_entries(ws: Workspace) -> dict[str, str]:
+    """Return each diary entry's markdown by run id (DREAMS.md and its rotated parts); text without a marker is left."""
+    entries: dict[str, str] = {}
+    for path in _diary_files(ws):
+        try:
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
+        for number, start in enumerate(starts):
+            end = starts[number + 1] if number + 1 < len(starts) else len(lines)
+            block = lines[start:end]
+            marker = next((m for line in block[:3] if (m := _RUN_MARKER.match(line.strip()))), None)
+            if marker is not None:
+                entries[marker["id"]] = "\n".join(block).strip() + "\n"
+    return entries
+
+
+def dreams_page(ws: Workspace) -> dict[str, Any]:
+    """Return the Dreams page: every night newest first, with its numbers and its DREAMS.md entry."""
+    report = InputReport()
+    known = nights(ws, report)
+    entries = diary_entries(ws)
+    listed = {n["run_id"] for n in known}
+    rows = [{**night, "entry": entries.get(night["run_id"], "")} for night in reversed(known)]
+    orphans = [{"run_id": run_id, "entry": text} for run_id, text in entries.items() if run_id not in listed]
+    return {"nights": rows, "orphans": orphans, "problems": _problems(report)}
+
+
+def insight_anchor(insight_id: str) -> str:
+    """Return the HTML id an insight is shown under (the file stem, made safe for an attribute)."""
+    return "insight-" + re.sub(r"[^A-Za-z0-9_-]", "-", insight_id)
+
+
+def _insight_row(insight: InsightFile) -> dict[str, Any]:
+    front = dict(insight.front)
+    return {
+        "id": insight.path.stem,
+        "anchor": insight_anchor(insight.path.stem),
+        "title": insight.title,
+        "kind": insight.kind,
+        "front": front,
+        "body": insight.body,
+    }
+
+
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _read_candidates(ws: Workspace) -> tuple[list[dict[str, Any]], str | None]:
+    try:
+        data = json.loads(ws.candidates.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [], None
+    except (OSError, ValueError) as exc:
+        return [], f"memory/.dreams/candidates.json is unreadable ({type(exc).__name__})"
+    rows = data.get("candidates") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        return [], "memory/.dreams/candidates.json holds no candidate list"
+    return [r for r in rows if isinstance(r, dict)], None
+
+
+def _missed_gate(candidate: Mapping[str, Any], config: DreamingConfig) -> str:
+    gate = config.verdicts
+    missed = []
+    score, n = _float(candidate.get("score")), int(_float(candidate.get("n")))
+    if score < gate.gate_min_score:
+        missed.append(f"score {score:.4f} < {gate.gate_min_score}")
+    if n < gate.gate_min_count:
+        missed.append(f"n {n} < {gate.gate_min_count}")
+    return "; ".join(missed) or "passes"
+
+
+def patterns_page(ws: Workspace, config: DreamingConfig) -> dict[str, Any]:
+    """Return the Patterns page: active verdict insights, a hit-rate chart per asset, near misses and the archive."""
+    insights = [_insight_row(i) for i in active_insights(ws) if i.kind in _VERDICT_KINDS]
+    candidates, problem = _read_candidates(ws)
+    promoted = {row["id"] for row in insights}
+    gate = config.verdicts
+    gate_label = f"score >= {gate.gate_min_score}, n >= {gate.gate_min_count}"
+    charts = []
+    by_asset: dict[tuple[str, str], list[Bar]] = defaultdict(list)
+    for c in candidates:
+        by_asset[(str(c.get("asset", "?")), str(c.get("window", "?")))].append(
+            Bar(regime=str(c.get("regime", "?")), verdict=str(c.get("verdict", "?")), hit_rate=_float(c.get("hit_rate")),
+                n=int(_float(c.get("n"))), passes_gate=bool(c.get("passes_gate")))  # fmt: skip
+        )
+    for (asset, window), bars in sorted(by_asset.items()):
+        title = f"{asset}, {window}: hit rate by regime and verdict"
+        charts.append({"asset": asset, "window": window, "title": title, "svg": hit_rate_chart(title, bars,
+                                                                                               gate_label=gate_label)})  # fmt: skip
+    near = sorted(
+        (c for c in candidates if not c.get("passes_gate")),
+        key=lambda c: (-_float(c.get("score")), str(c.get("id"))),
+    )[:10]
+    stale = [c for c in candidates if c.get("passes_gate") and c.get("id") not in promoted]
+    archive: list[dict[str, Any]] = []
+    if ws.archive_dir.is_dir():
+        for path in sorted(ws.archive_dir.glob("*.md")):
+            insight = read_insight(path) if path.is_file() else None
+            if insight is not None:
+                archive.append(_insight_row(insight))
+    return {
+        "insights": insights,
+        "charts": charts,
+        "near_misses": [{**c, "missed": _missed_gate(c, config)} for c in near],
+        "stale": stale,
+        "gate": gate_label,
+        "max_age_days": gate.insight_max_age_days,
+        "archive": archive,
+        "problems": [problem] if problem else [],
+    }
+
+
+def _read_memory_md(ws: Workspace) -> str:
+    try:
+        return ws.memory_md.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def memory_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
+    """Return the Memory page: MEMORY.md, and every recall entry with its components and the gate that stopped it."""
+    ranked = rank_short_term_candidates(ws, config.deep, now=now)
+    gate_of = dict(ranked.skipped)
+    candidate_keys = {c.key for c in ranked.candidates}
+    open_gates = dataclasses.replace(
+        config.deep, min_score=0.0, min_recall_count=0, min_unique_queries=0, max_age_days=-1.0, limit=1_000_000_000
+    )
+    everything = rank_short_term_candidates(ws, open_gates, now=now, include_promoted=True)
+    thresholds = {
+        "min_score": f"score < {config.deep.min_score}",
+        "min_recall_count": f"signals < {config.deep.min_recall_count}",
+        "min_unique_queries": f"distinct queries < {config.deep.min_unique_queries}",
+        "max_age_days": f"last recall > {config.deep.max_age_days:g} days ago",
+        "limit": f"past the limit of {config.deep.limit}",
+        "promoted": "already promoted",
+    }
+    rows = []
+    for candidate in everything.candidates[:_MAX_RECALL_ROWS]:
+        gate = "passes" if candidate.key in candidate_keys else gate_of.get(candidate.key, "?")
+        rows.append(
+            {
+                "candidate": candidate,
+                "components": dataclasses.asdict(candidate.components),
+                "gate": gate,
+                "gate_detail": thresholds.get(gate, gate),
+            }
+        )
+    unranked = Counter(gate for key, gate in everything.skipped)
+    return {
+        "memory_md": _read_memory_md(ws),
+        "recalls": rows,
+        "total": len(everything.candidates) + len(everything.skipped),
+        "shown": len(rows),
+        "unranked": dict(unranked),
+        "passing": len(ranked.candidates),
+        "gates": {
+            "min_score": config.deep.min_score,
+            "min_recall_count": config.deep.min_recall_count,
+            "min_unique_queries": config.deep.min_unique_queries,
+            "max_age_days": config.deep.max_age_days,
+            "limit": config.deep.limit,
+        },
+        "problems": [],
+    }
+
+
+def _evidence(locator: str, read_line: Any) -> dict[str, Any]:
+    if locator.startswith(("http://", "https://")):
+        return {"url": locator}
+    path, _, line_text = locator.rpartition(":")
+    if not path or not line_text.isdigit():
+        return {"text": locator}
+    line = int(line_text)
+    lines = []
+    for number in range(max(1, line - _CONTEXT_LINES), line + _CONTEXT_LINES + 1):
+        text = read_line(path, number) if read_line is not None else None
+        if text is not None:
+            lines.append({"number": number, "text": text.rstrip("\n"), "hit": number == line})
+    return {"locator": locator, "lines": lines}
+
+
+def research_page(ws: Workspace, config: DreamingConfig, read_line: Any = None) -> dict[str, Any]:
+    """Return the Research page: gaps by status, and every research attempt with its evidence and decision.
+
+    ``read_line(path, line)`` returns the current text of a ``path:line`` locator, or None (the codebase tool's
+    confined, redacting reader); without it, evidence shows its locators only.
+    """
+    report = InputReport()
+    gaps = list_gaps(ws)
+    by_status: dict[str, list[Any]] = defaultdict(list)
+    for gap in gaps:
+        by_status[gap.status].append(gap)
+    attempts = [row for _, row in iter_jsonl(ws.research_log, report, label="memory/.dreams/research.jsonl")]
+    attempts.reverse()
+    rows = []
+    for row in attempts[:_MAX_FINDING_ROWS]:
+        locators = [str(x) for x in row.get("locators") or [] if isinstance(x, str)]
+        rows.append(
+            {
+                **row,
+                "evidence": [_evidence(loc, read_line) for loc in locators[:8]],
+                "more_evidence": max(0, len(locators) - 8),
+            }
+        )
+    insights = [_insight_row(i) for i in active_insights(ws) if i.kind == "research"]
+    return {
+        "gaps": {status: by_status.get(status, []) for status in ("open", "backlog", "kept", "discarded", "unresolved")},
+        "kept": [r for r in rows if r.get("decision") == "keep"],
+        "other": [r for r in rows if r.get("decision") != "keep"],
+        "insights": insights,
+        "threshold": config.autoresearch.confidence_threshold,
+        "problems": _problems(report),
+    }
+
+
+def _ledger_entries(ws: Workspace) -> tuple[list[dict[str, Any]], str | None]:
+    try:
+        data = json.loads(ws.budget_ledger.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return [], None
+    except (OSError, ValueError) as exc:
+        return [], f"memory/.dreams/dreaming-budget.json is unreadable ({type(exc).__name__}); the next night sets it aside"
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        return [], "memory/.dreams/dreaming-budget.json holds no entry list (an older version, or damaged)"
+    return [e for e in entries if isinstance(e, dict)], None
+
+
+def budget_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
+    """Return the Budget page: spend over time against the cap, by node and model, refusals and the breaker."""
+    entries, problem = _ledger_entries(ws)
+    window = timedelta(minutes=config.budget.window_minutes)
+    points = []
+    by_node: Counter[str] = Counter()
+    by_model: Counter[str] = Counter()
+    for entry in entries:
+        at = _parse_time(entry.get("at"))
+        cost = _float(entry.get("cost_usd"))
+        if at is None:
+            continue
+        points.append(SpendPoint(at=at, cost_usd=cost))
+        by_node[str(entry.get("node") or "?")] += cost
+        by_model[str(entry.get("model") or "?")] += cost
+    in_window = sum(p.cost_usd for p in points if now - window < p.at <= now)
+    history = nights(ws)
+    refusals: Counter[str] = Counter()
+    night_spend: dict[datetime, float] = {}
+    for night in history:
+        budget = night.get("digest", {}).get("budget") or {}
+        refusals.update({str(k): int(v) for k, v in (budget.get("refusals") or {}).items() if isinstance(v, int)})
+        night_spend[night["at"]] = _float(budget.get("spent_usd"))
+    last_budget = (history[-1].get("digest", {}).get("budget") or {}) if history else {}
+    cap = config.budget.max_cost_usd
+    return {
+        "chart": spend_chart(points, cap_usd=cap, window=window, now=now, nights=night_spend),
+        "cap_usd": cap,
+        "window_minutes": config.budget.window_minutes,
+        "window_spend_usd": in_window,
+        "breaker_open": in_window >= cap,
+        "last_breaker_tripped": bool(last_budget.get("breaker_tripped")),
+        "entries": sorted(entries, key=lambda e: str(e.get("at")), reverse=True)[:100],
+        "by_node": by_node.most_common(),
+        "by_model": by_model.most_common(),
+        "refusals": refusals.most_common(),
+        "nights": [
+            {"at": n["at"], "run_id": n["run_id"], **(n.get("digest", {}).get("budget") or {})}
+            for n in reversed(history)
+        ],
+        "problems": [problem] if problem else [],
+    }
