@@ -44,6 +44,10 @@ def main() -> int:
     print(f"  active insights         {SCRATCH / 'memory' / 'insights'}")
     print(f"  retired insights        {archive} ({len(list(archive.glob('*.md'))) if archive.is_dir() else 0} files)")
     print(f"  machine state           {SCRATCH / 'memory' / '.dreams'}")
+    print("\nLook at the night in the browser (read-only; Ctrl-C stops):")
+    print(f"  {Path(sys.executable).parent / 'dreaming'} view --workspace {SCRATCH}")
+    print("or write the same pages as static HTML:")
+    print(f"  {Path(sys.executable).parent / 'dreaming'} view --workspace {SCRATCH} --export .demo/site")
     return 0
 
 

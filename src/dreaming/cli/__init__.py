@@ -1,7 +1,8 @@
 """The ``dreaming`` command line: the Typer app, its entry point, and its commands (one module per area).
 
 ``night.py``: init, run, now, status, eval, insights; ``memory.py``: promote, doctor, search, gap; ``fleet.py``:
-fleet run, schedule; ``mcp.py``: mcp (the MCP server); ``view.py``: view (the dream viewer); ``options.py``: the options and output helpers they share.
+fleet run, schedule; ``mcp.py``: mcp (the MCP server); ``view.py``: view (the dream viewer); ``options.py``: the
+options and output helpers they share.
 """
 
 from __future__ import annotations

@@ -53,17 +53,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Look at the nights in the browser (Dreams, Patterns, Memory, Research, Budget); read-only."""
         ws, config = open_workspace(workspace)
-        from dreaming.night import codebase_roots
-        from dreaming.tools.codebase import RipgrepSearch
         from dreaming.view import Site, create_app, export_site
 
-        roots = [*codebase_roots(ws, config), ws.root] if "codebase" in config.autoresearch.sources else [ws.root]
-        site = Site(
-            workspace=ws,
-            config=config,
-            now=parse_now(now) if now else None,
-            read_line=RipgrepSearch(roots, base=ws.root).read_line,
-        )
+        site = Site.of(ws, config, now=parse_now(now) if now else None)
         if export is not None:
             target = export.expanduser().resolve()
             if target == ws.root or target.is_relative_to(ws.root):

@@ -11,4 +11,4 @@ from __future__ import annotations
 from dreaming.view._app import COOKIE, create_app
 from dreaming.view._site import CONTENT_SECURITY_POLICY, PAGES, Site, export_site
 
-__all__ = ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"]
+__all__ = ["CONTENT_SECURITY_POLICY", "COOKIE", "PAGES", "Site", "create_app", "export_site"]

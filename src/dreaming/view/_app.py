@@ -23,7 +23,8 @@ __all__ = ["COOKIE", "create_app"]
 COOKIE = "dreaming_view"
 """The cookie that carries the token between pages."""
 _HEADERS = {
-    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY + "; frame-ancestors 'none'",
+    "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",

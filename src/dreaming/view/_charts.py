@@ -54,9 +54,7 @@ def _svg(title: str, body: list[str], height: int = _HEIGHT) -> str:
 
 def _text(x: float, y: float, text: str, *, anchor: str = "middle", size: int = 11, cls: str = "") -> str:
     klass = f' class="{cls}"' if cls else ""
-    return (
-        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"{klass}>{escape(text)}</text>'
-    )
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"{klass}>{escape(text)}</text>'
 
 
 def hit_rate_chart(title: str, bars: Sequence[Bar], *, gate_label: str = "") -> str:
@@ -171,7 +169,12 @@ def spend_chart(
     body.append(_text(_LEFT, _HEIGHT - 24, f"{start:%Y-%m-%d %H:%M}", anchor="start", size=10))
     body.append(_text(_LEFT + plot_w, _HEIGHT - 24, f"{end:%Y-%m-%d %H:%M}", anchor="end", size=10))
     body.append(
-        _text(_LEFT, _HEIGHT - 8, "blue: spend in the sliding window; grey: each night; shaded: the current window",
-              anchor="start", size=10)  # fmt: skip
+        _text(
+            _LEFT,
+            _HEIGHT - 8,
+            "blue: spend in the sliding window; grey: each night; shaded: the current window",
+            anchor="start",
+            size=10,
+        )
     )
     return _svg("Model spend against the cap", body)

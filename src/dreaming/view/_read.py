@@ -99,7 +99,9 @@ def viewer_now(ws: Workspace) -> datetime:
 
 
 def _diary_files(ws: Workspace) -> list[Path]:
-    rotated = sorted((ws.reports_dir / "diary").glob("DREAMS-until-*.md")) if (ws.reports_dir / "diary").is_dir() else []
+    rotated = (
+        sorted((ws.reports_dir / "diary").glob("DREAMS-until-*.md")) if (ws.reports_dir / "diary").is_dir() else []
+    )
     return [*rotated, ws.dreams_md]
 
 
@@ -188,13 +190,18 @@ def patterns_page(ws: Workspace, config: DreamingConfig) -> dict[str, Any]:
     by_asset: dict[tuple[str, str], list[Bar]] = defaultdict(list)
     for c in candidates:
         by_asset[(str(c.get("asset", "?")), str(c.get("window", "?")))].append(
-            Bar(regime=str(c.get("regime", "?")), verdict=str(c.get("verdict", "?")), hit_rate=_float(c.get("hit_rate")),
-                n=int(_float(c.get("n"))), passes_gate=bool(c.get("passes_gate")))  # fmt: skip
+            Bar(
+                regime=str(c.get("regime", "?")),
+                verdict=str(c.get("verdict", "?")),
+                hit_rate=_float(c.get("hit_rate")),
+                n=int(_float(c.get("n"))),
+                passes_gate=bool(c.get("passes_gate")),
+            )
         )
     for (asset, window), bars in sorted(by_asset.items()):
         title = f"{asset}, {window}: hit rate by regime and verdict"
-        charts.append({"asset": asset, "window": window, "title": title, "svg": hit_rate_chart(title, bars,
-                                                                                               gate_label=gate_label)})  # fmt: skip
+        svg = hit_rate_chart(title, bars, gate_label=gate_label)
+        charts.append({"asset": asset, "window": window, "title": title, "svg": svg})
     near = sorted(
         (c for c in candidates if not c.get("passes_gate")),
         key=lambda c: (-_float(c.get("score")), str(c.get("id"))),
@@ -312,7 +319,9 @@ def research_page(ws: Workspace, config: DreamingConfig, read_line: Any = None) 
         )
     insights = [_insight_row(i) for i in active_insights(ws) if i.kind == "research"]
     return {
-        "gaps": {status: by_status.get(status, []) for status in ("open", "backlog", "kept", "discarded", "unresolved")},
+        "gaps": {
+            status: by_status.get(status, []) for status in ("open", "backlog", "kept", "discarded", "unresolved")
+        },
         "kept": [r for r in rows if r.get("decision") == "keep"],
         "other": [r for r in rows if r.get("decision") != "keep"],
         "insights": insights,
@@ -327,7 +336,10 @@ def _ledger_entries(ws: Workspace) -> tuple[list[dict[str, Any]], str | None]:
     except FileNotFoundError:
         return [], None
     except (OSError, ValueError) as exc:
-        return [], f"memory/.dreams/dreaming-budget.json is unreadable ({type(exc).__name__}); the next night sets it aside"
+        return (
+            [],
+            f"memory/.dreams/dreaming-budget.json is unreadable ({type(exc).__name__}); the next night sets it aside",
+        )
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         return [], "memory/.dreams/dreaming-budget.json holds no entry list (an older version, or damaged)"
@@ -339,8 +351,8 @@ def budget_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[st
     entries, problem = _ledger_entries(ws)
     window = timedelta(minutes=config.budget.window_minutes)
     points = []
-    by_node: Counter[str] = Counter()
-    by_model: Counter[str] = Counter()
+    by_node: defaultdict[str, float] = defaultdict(float)
+    by_model: defaultdict[str, float] = defaultdict(float)
     for entry in entries:
         at = _parse_time(entry.get("at"))
         cost = _float(entry.get("cost_usd"))
@@ -367,8 +379,8 @@ def budget_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[st
         "breaker_open": in_window >= cap,
         "last_breaker_tripped": bool(last_budget.get("breaker_tripped")),
         "entries": sorted(entries, key=lambda e: str(e.get("at")), reverse=True)[:100],
-        "by_node": by_node.most_common(),
-        "by_model": by_model.most_common(),
+        "by_node": sorted(by_node.items(), key=lambda kv: (-kv[1], kv[0])),
+        "by_model": sorted(by_model.items(), key=lambda kv: (-kv[1], kv[0])),
         "refusals": refusals.most_common(),
         "nights": [
             {"at": n["at"], "run_id": n["run_id"], **(n.get("digest", {}).get("budget") or {})}

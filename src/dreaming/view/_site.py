@@ -9,6 +9,7 @@ app and written by :func:`export_site`.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tempfile
@@ -16,7 +17,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import jinja2
 from markdown_it import MarkdownIt
@@ -37,10 +37,9 @@ PAGES: tuple[tuple[str, str], ...] = (
 """Every page: its file name (its URL path) and its title, in navigation order."""
 
 CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none';"
-    " frame-ancestors 'none'"
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 )
-"""No script, no fetch, no frame: the pages are documents."""
+"""No script, no fetch, no form: the pages are documents (the app also refuses to be framed)."""
 
 _COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 
@@ -51,6 +50,13 @@ def readable_markdown(text: str) -> str:  # TODO(merge): dreaming.memory.readabl
 
 
 _INSIGHT_LINK = re.compile(r"^(?:\./)?memory/insights/(?P<stem>[^/]+)\.md$")
+
+
+def _number(value: object) -> float | None:
+    # A number from a file may be missing, a string or NaN: shown as "-", never an error.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return float(value)
 
 
 def _markdown() -> MarkdownIt:
@@ -70,6 +76,24 @@ class Site:
     read_line: Callable[[str, int], str | None] | None = None
     """Reads a ``path:line`` of research evidence (confined and redacted); None shows locators only."""
 
+    @classmethod
+    def of(cls, workspace: Workspace, config: DreamingConfig, *, now: datetime | None = None) -> Site:
+        """Return the site of ``workspace``, reading evidence lines as research does: inside the codebase roots and
+        the workspace only, secret files refused, secrets redacted.
+        """
+        from dreaming.night import codebase_roots  # deferred: the night's wiring, only to resolve the roots
+        from dreaming.tools.codebase import RipgrepSearch
+
+        # Two readers: the codebase's locators are relative to its roots' common parent, the memory's to the workspace.
+        code = RipgrepSearch(codebase_roots(workspace, config), base=workspace.root).read_line
+        notes = RipgrepSearch([workspace.root], base=workspace.root).read_line
+
+        def read_line(path: str, line: int) -> str | None:
+            found = code(path, line)
+            return found if found is not None else notes(path, line)
+
+        return cls(workspace, config, now, read_line)
+
     def _environment(self) -> jinja2.Environment:
         env = jinja2.Environment(
             loader=jinja2.PackageLoader("dreaming.view", "templates"),
@@ -79,8 +103,8 @@ class Site:
             lstrip_blocks=True,
         )
         env.filters["markdown"] = self._render_markdown
-        env.filters["usd"] = lambda value: f"${float(value or 0):.4f}"
-        env.filters["pct"] = lambda value: "-" if value is None else f"{float(value):.1%}"
+        env.filters["usd"] = lambda value: "-" if (n := _number(value)) is None else f"${n:.4f}"
+        env.filters["pct"] = lambda value: "-" if (n := _number(value)) is None else f"{n:.1%}"
         env.filters["when"] = lambda value: value.strftime("%Y-%m-%d %H:%M") if isinstance(value, datetime) else "-"
         return env
 
@@ -90,11 +114,14 @@ class Site:
             for i in active_insights(self.workspace)
         }
 
-    def _render_markdown(self, text: str) -> str:
+    def _render_markdown(self, text: str, top: int = 3) -> str:
+        # ``top``: the level a "#" heading of the file becomes, so the page's own h1/h2 stay on top.
         md = _markdown()
         tokens = md.parse(readable_markdown(text or ""))
         pages = self._insight_pages()
         for token in tokens:
+            if token.type in ("heading_open", "heading_close"):
+                token.tag = f"h{min(6, int(token.tag[1]) + top - 1)}"
             for child in token.children or ():
                 href = child.attrGet("href") if child.type == "link_open" else None
                 if isinstance(href, str) and (match := _INSIGHT_LINK.match(href)):
@@ -150,4 +177,3 @@ def export_site(site: Site, folder: Path) -> list[Path]:
             raise
         written.append(target)
     return written
-
