@@ -78,8 +78,9 @@ class Site:
 
     @classmethod
     def of(cls, workspace: Workspace, config: DreamingConfig, *, now: datetime | None = None) -> Site:
-        """Return the site of ``workspace``, reading evidence lines as research does: inside the codebase roots and
-        the workspace only, secret files refused, secrets redacted.
+        """Return the site of ``workspace``, reading evidence lines the way research reads them.
+
+        Only inside the codebase roots and the workspace, secret files refused, secrets redacted.
         """
         from dreaming.night import codebase_roots  # deferred: the night's wiring, only to resolve the roots
         from dreaming.tools.codebase import RipgrepSearch
