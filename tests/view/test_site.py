@@ -165,3 +165,20 @@ def test_evidence_is_read_only_inside_the_roots_and_the_workspace(workspace: Wor
     assert read_line("memory/note.md", 1) == "# Note"
     assert "sk-live" not in (read_line("memory/note.md", 2) or "")
     assert read_line("code/mod.py", 1) == "X = 1"
+
+
+def test_the_cli_makes_up_a_token_off_loopback_and_needs_none_on_it(
+    demo_workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import uvicorn
+
+    served: list[dict[str, object]] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: served.append({"app": app, **kwargs}))
+    runner = CliRunner()
+    ws = str(demo_workspace.root)
+    assert runner.invoke(cli_app, ["view", "--workspace", ws, "--host", "0.0.0.0", "--port", "9"]).exit_code == 0
+    assert runner.invoke(cli_app, ["view", "--workspace", ws]).exit_code == 0
+    off, on = served
+    assert off["host"] == "0.0.0.0" and off["port"] == 9 and on["host"] == "127.0.0.1"
+    assert TestClient(off["app"]).get("/").status_code == 401  # type: ignore[arg-type]
+    assert TestClient(on["app"]).get("/").status_code == 200  # type: ignore[arg-type]
