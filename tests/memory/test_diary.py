@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import pairwise
 
 import pytest
 
 from dreaming.memory import Workspace, diary
-from dreaming.memory.diary import DiaryEntry, DiarySection, append_diary_entry, render_diary_entry
+from dreaming.memory.diary import DiaryEntry, DiarySection, append_diary_entry, night_entry, render_diary_entry
+from dreaming.memory.research import ResearchFinding, render_rem_research_section
 
 NOW = datetime(2026, 4, 15, 3, 0, tzinfo=UTC)
 
@@ -39,3 +41,23 @@ def test_a_full_diary_is_kept_whole_in_the_archive_and_a_new_one_begins(
     everything = "".join(p.read_text() for p in archived) + workspace.dreams_md.read_text()
     assert [everything.count(f"dreaming:run:r{i}") for i in range(4)] == [1, 1, 1, 1]  # nothing lost
     assert "Earlier entries: `memory/dreaming/diary/" in workspace.dreams_md.read_text()
+
+
+def _heading_levels(markdown: str) -> list[int]:
+    return [len(line) - len(line.lstrip("#")) for line in markdown.splitlines() if line.startswith("#")]
+
+
+def test_the_rem_research_body_nests_under_its_section_in_the_entry() -> None:
+    findings = [ResearchFinding(gap="what is X", decision="abstain", reason="no evidence found")]
+    body = render_rem_research_section(findings, backlog=["ancillary pricing connections"])
+    state = {
+        "run_id": "r1",
+        "now": NOW.isoformat(),
+        "summaries": {"research": {"lines": ["Researched 1 knowledge gaps: 1 abstained."], "markdown": body}},
+    }
+    text = render_diary_entry(night_entry(state, trigger="run"))
+    assert "### REM Research\n- Researched 1 knowledge gaps" in text
+    assert "\n#### Investigated 1 knowledge gap\n" in text and "\n#### Research backlog: needs you\n" in text
+    levels = _heading_levels(text)
+    assert levels[0] == 2 and all(level > 2 for level in levels[1:])
+    assert all(b <= a + 1 for a, b in pairwise(levels)), levels  # no level skipped going down

@@ -2,6 +2,9 @@
 
 Holds the entry model and its rendering (:func:`render_diary_entry`, :func:`append_diary_entry`) and the turning of
 the night's phase summaries (plain JSON-able mappings) into the entry's factual sections (:func:`diary_sections`).
+
+Heading levels: the diary is ``# Dream Diary``, an entry ``##``, a section ``###``, and a section's pre-rendered body
+(the REM Research one) ``####``.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ class DiarySection:
     lines: Sequence[str] = ()
     """Bullet lines, without the leading ``- ``."""
     raw: str = ""
-    """Pre-rendered markdown placed after the bullets (e.g. the REM Research section)."""
+    """Pre-rendered markdown placed after the bullets (e.g. the REM Research body); its headings are ``####``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -243,7 +246,7 @@ def diary_sections(state: Mapping[str, Any], budget_report: Mapping[str, Any]) -
     research = summaries.get("research") or {}
     if research.get("lines") or research.get("markdown"):
         sections.append(
-            DiarySection(title="Research", lines=list(research.get("lines", [])), raw=research.get("markdown", ""))
+            DiarySection(title="REM Research", lines=list(research.get("lines", [])), raw=research.get("markdown", ""))
         )
     sections.append(DiarySection(title="Budget", lines=_budget_lines(budget_report, state.get("halts") or [])))
     bad = list(state.get("bad_input") or [])

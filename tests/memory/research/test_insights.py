@@ -116,8 +116,8 @@ def test_a_weaker_contradiction_is_a_conflict_and_writes_nothing(workspace: Work
     assert "1 independent source(s), 2 needed" in result.reason
     assert result.existing.claim and result.finding.claim  # both sides, for the user to settle
     assert sorted(p.name for p in workspace.insights_dir.rglob("*")) == before
-    section = render_rem_research_section([finding], now, conflicts=[result])
-    assert "### Conflicts for you to settle" in section
+    section = render_rem_research_section([finding], conflicts=[result])
+    assert "#### Conflicts for you to settle" in section
     assert old.insight_id in section
 
 
@@ -189,18 +189,16 @@ def test_research_log_rows(workspace: Workspace, now: datetime) -> None:
     json.dumps(read)
 
 
-def test_rem_research_section(now: datetime) -> None:
+def test_rem_research_section() -> None:
     kept = _code_finding()
     discarded = _finding(domains=("blog.example",))
     abstained = ResearchFinding(gap="what is X", decision="abstain", reason="no evidence found")
     skipped = ResearchFinding(gap="late gap", decision="skipped_time", reason="research time limit reached")
     section = render_rem_research_section(
-        [kept, discarded, abstained, skipped], now, backlog=["ancillary pricing connections"]
+        [kept, discarded, abstained, skipped], backlog=["ancillary pricing connections"]
     )
     assert section == (
-        "## REM Research — 2026-04-15 03:00\n"
-        "\n"
-        "### Investigated 4 knowledge gaps\n"
+        "#### Investigated 4 knowledge gaps\n"
         "\n"
         '1. ✅ "default confidence threshold" (confidence: 0.80)\n'
         "   - Sources: codebase (src/settings.py:2)\n"
@@ -219,20 +217,20 @@ def test_rem_research_section(now: datetime) -> None:
         '4. ⏭️ "late gap" — SKIPPED (time limit)\n'
         "   - Reason: research time limit reached\n"
         "\n"
-        "### Research backlog: needs you\n"
+        "#### Research backlog: needs you\n"
         "\n"
         '- "ancillary pricing connections"\n'
     )
     assert discarded.reason.startswith("confidence 0.55 < 0.70 (web-confirm): only one independent source")
 
 
-def test_rem_research_lists_three_sources_and_says_why_a_gap_was_discarded_in_plain_words(now: datetime) -> None:
+def test_rem_research_lists_three_sources_and_says_why_a_gap_was_discarded_in_plain_words() -> None:
     pool = EvidencePool()
     for n in range(5):
         pool.add(web(f"Unrelated page {n} about the weather.", f"site{n}.example"))
     validation = validate_claims("committee 2025 return", [], pool)
     finding = finding_from_validation("committee 2025 return", validation, decide(validation, 0.7), evidence=pool)
-    section = render_rem_research_section([finding], now)
+    section = render_rem_research_section([finding])
     assert "   - Why: 5 passages were found, but none of them states an answer to the question\n" in section
     assert "   - Details: 5 evidence item(s) found but no claim stood on them\n" in section
     assert (
