@@ -87,10 +87,11 @@ def collect_lines(findings: Sequence[ResearchFinding], results: Sequence[Mapping
 
 
 def promotion_lines(promoted: Sequence[Mapping[str, Any]], conflicts: Sequence[Conflict]) -> list[str]:
-    """Return one line per insight written and per conflict left for the user."""
+    """Return one line per insight written and per conflict left for the user, naming insights by their files."""
     lines = []
     for item in promoted:
-        superseded = f", superseding {', '.join(item['superseded'])}" if item.get("superseded") else ""
+        old = ", ".join(f"`{ident}`" for ident in item.get("superseded") or [])
+        superseded = f", superseding {old}" if old else ""
         lines.append(f"Research insight `{item['id']}` {item['action']}{superseded}.")
     for conflict in conflicts:
         lines.append(f"Conflict left for you: {conflict.finding.gap!r} contradicts `{conflict.existing.id}`.")
