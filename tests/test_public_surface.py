@@ -47,7 +47,7 @@ SURFACES = {
         "atomic_write_text", "check_confined", "check_write_path", "diary_sections", "dump_json", "fingerprint",
         "init_workspace", "is_secret_name", "is_secret_path", "iter_jsonl", "move_aside", "pid_alive", "read_state",
         "record_event", "redact_secrets", "night_entry", "render_diary_entry", "set_aside_unreadable", "sweep_orphan_temps",
-        "WriteFaults", "before_write", "settled_decision",
+        "WriteFaults", "before_write", "settled_decision", "readable_markdown",
         "INDEX_END", "INDEX_START", "InsightFile", "PriorInsights", "Scalar", "active_insights", "load_prior_insights",
         "parse_scalar", "read_insight", "render_insight", "write_insight", "write_memory_index",
     ],

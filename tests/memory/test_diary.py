@@ -5,7 +5,7 @@ from itertools import pairwise
 
 import pytest
 
-from dreaming.memory import Workspace, diary
+from dreaming.memory import Workspace, diary, readable_markdown
 from dreaming.memory.diary import DiaryEntry, DiarySection, append_diary_entry, night_entry, render_diary_entry
 from dreaming.memory.research import ResearchFinding, render_rem_research_section
 
@@ -61,3 +61,22 @@ def test_the_rem_research_body_nests_under_its_section_in_the_entry() -> None:
     levels = _heading_levels(text)
     assert levels[0] == 2 and all(level > 2 for level in levels[1:])
     assert all(b <= a + 1 for a, b in pairwise(levels)), levels  # no level skipped going down
+
+
+@pytest.mark.parametrize(
+    ("markdown", "readable"),
+    [
+        ("## Entry\n<!-- dreaming:run:r1 -->\n\n### Verdicts\n", "## Entry\n\n### Verdicts\n"),  # the marker line goes
+        ("a\n\n\nb\n", "a\n\n\nb\n"),  # no comment: byte for byte, blank lines kept
+        ("- x <!-- importance: 3 --> [score=1]\n", "- x  [score=1]\n"),  # inline: only the comment goes
+        ("a\n<!--\nmany\nlines\n-->\nb\n", "a\nb\n"),
+        ("keep <!-- from here\nto here --> and this\n", "keep  and this\n"),
+        ("a <!-- to the line's end\n-->\nb\n", "a \nb\n"),  # the line keeps its break
+        ("a\r\n<!-- m -->\r\nb\r\n", "a\r\nb\r\n"),
+        ("a\n<!-- never closed\nb\n", "a\n"),  # as a renderer reads it: hidden to the end
+        ("<!-- only -->", ""),
+    ],
+)
+def test_readable_markdown_removes_html_comments_and_nothing_else(markdown: str, readable: str) -> None:
+    assert readable_markdown(markdown) == readable
+    assert "<!--" not in readable_markdown(render_diary_entry(DiaryEntry(run_id="r1", now=NOW)))

@@ -12,6 +12,7 @@ from dreaming.memory.diary import (
     append_diary_entry,
     diary_sections,
     night_entry,
+    readable_markdown,
     render_diary_entry,
 )
 from dreaming.memory.files import (
@@ -96,6 +97,7 @@ __all__ = [
     "pid_alive",
     "read_insight",
     "read_state",
+    "readable_markdown",
     "record_event",
     "redact_secrets",
     "render_diary_entry",
