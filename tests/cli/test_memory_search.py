@@ -35,7 +35,7 @@ def invoke(app: typer.Typer, ws: Workspace, *args: str) -> tuple[int, str]:
 def test_search_prints_hits_with_line_ranges(app: typer.Typer, noted: Workspace) -> None:
     code, out = invoke(app, noted, "search", "kafka retention")
     assert code == 0, out
-    assert "memory/2026-04-14.md:1-3  1.00  # Ops Kafka retention is seven days." in out
+    assert "memory/2026-04-14.md:1-3  1.00  Ops: Kafka retention is seven days." in out  # the heading as context
     assert "knowledge gap" not in out
     assert list_gaps(noted) == []
 

@@ -212,6 +212,10 @@ def test_a_contradiction_is_a_conflict_or_supersedes_with_lineage_and_nothing_is
         assert len(archived) == 1
         assert "superseded_by" in archived[0].read_text()
         assert "supersedes" in first.path.read_text()  # type: ignore[union-attr]
+        # The diary names files: the active insight and, superseded, the archived one.
+        stem = first.path.stem  # type: ignore[union-attr]
+        line = f"Research insight `{stem}` superseded, superseding `{archived[0].stem}`."
+        assert line in workspace.dreams_md.read_text()
     assert promote_research(outcome.state, _context(workspace, now, cfg))["summaries"]["research"]["lines"]
     again = replace(_context(workspace, now, cfg))
     assert promote_research({}, again) == {}

@@ -16,6 +16,9 @@ from dreaming.memory import Workspace
 from tests.conftest import NOW
 from tests.graph._research_helpers import add_gaps, log_rows
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository: its ``src`` (the tree under test, not whatever copy is installed) and ``tests`` go on a child's path."""
+
 NIGHT = """
 import asyncio, json, os, sys
 from dataclasses import replace
@@ -70,7 +73,7 @@ GAPS = ("alpha", "beta", "gamma", "delta")
 
 
 def _night(ws: Path, log: Path, crash_after: int) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(NIGHT), str(ws), str(log), str(crash_after), NOW.isoformat()],
         capture_output=True, text=True, timeout=120, env=env,

@@ -106,3 +106,19 @@ def test_prior_insights_newest_first_and_filtered(workspace: Workspace, now: dat
     )
     assert "> Action suggestion:" in only.text
     assert load_prior_insights(workspace, asset="ZZZ").text == ""
+
+
+def test_prior_insight_bodies_sit_one_level_under_their_insight_heading(workspace: Workspace, now: datetime) -> None:
+    write_candidates(workspace, [candidate(asset="A")])
+    deep_sleep_verdicts(workspace, VerdictsConfig(), now=now)
+    body = "# Title\n\n## Finding\n\nx\n\n### Detail\n\n```python\n# a comment, not a heading\n```\n"
+    write_insight(workspace.insights_dir / "research-x.md", {"kind": "research", "title": "X", "confidence": 0.9}, body)
+    text = load_prior_insights(workspace).text
+    levels = [len(line) - len(line.lstrip("#")) for line in text.splitlines() if line.startswith("#")]
+    assert levels.count(3) == 2 and set(levels) == {3, 4, 5, 1}  # the 1 is the comment inside the code block
+    assert "#### Statistics\n" in text and "#### Interpretation\n" in text and "\n## " not in text
+    assert (
+        "### X (confidence 0.9)\n#### Finding\n\nx\n\n##### Detail\n\n```python\n# a comment, not a heading\n```"
+        in text
+    )
+    assert "# Title" not in text

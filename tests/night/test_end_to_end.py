@@ -18,6 +18,9 @@ from tests._workspaces import NIGHT, build_verdict_workspace, snapshot
 
 runner = CliRunner()
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository: its ``src`` (the tree under test, not whatever copy is installed) and ``tests`` go on a child's path."""
+
 
 def _run(ws: Path, *extra: str) -> tuple[int, str]:
     result = runner.invoke(app, ["run", "--workspace", str(ws), "--now", NIGHT, *extra])
@@ -25,7 +28,7 @@ def _run(ws: Path, *extra: str) -> tuple[int, str]:
 
 
 def _python(code: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True, timeout=timeout, env=env
     )
@@ -124,7 +127,7 @@ app(["run", "--workspace", sys.argv[1], "--now", sys.argv[2]], standalone_mode=T
 def test_two_runs_at_once_one_completes_the_other_exits_3_naming_the_holder(tmp_path: Path) -> None:
     ws = build_verdict_workspace(tmp_path / "ws")
     (ws / "dreaming.toml").write_text("lock_timeout_seconds = 1\n")
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     first = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(SLOW_RUN), str(ws), NIGHT],
         env=env,

@@ -19,6 +19,9 @@ from dreaming.memory import Workspace, WriteFaults
 from dreaming.memory.gaps import record_gap
 from tests._workspaces import NIGHT, build_verdict_workspace
 
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository: its ``src`` (the tree under test, not whatever copy is installed) and ``tests`` go on a child's path."""
+
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-run-[0-9a-f]{6}")
 # What differs between two uninterrupted nights too: wall time spent, the notes' modification times (the workspaces
 # are built at different moments), and the search index (a cache rebuilt from the notes).
@@ -59,7 +62,7 @@ with WriteFaults(fail_at=int(sys.argv[1]), error=int(sys.argv[2])):
 
 def _failing_night(root: Path, nth: int, error: int) -> tuple[int, str]:
     # In its own process, as a real night is: a process that ends releases its files and SQLite connections.
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}
     done = subprocess.run(
         [sys.executable, "-c", FAILING_NIGHT, str(nth), str(error), str(root), NIGHT],
         capture_output=True, text=True, timeout=120, env=env,

@@ -12,6 +12,7 @@ import pytest
 
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import list_gaps
+from dreaming.memory.recall import note_snippet
 from dreaming.memory.search import SearchHit
 from dreaming.tools.memory_search import (
     FakeMemorySearch,
@@ -110,6 +111,7 @@ def fake_recall(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return len(kwargs["results"])
 
     module.record_short_term_recalls = record_short_term_recalls  # type: ignore[attr-defined]
+    module.note_snippet = note_snippet  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "dreaming.memory.recall", module)
     return calls
 
@@ -126,6 +128,20 @@ def test_hits_are_recorded_as_recalls_and_no_gap(
         ("memory/2026-04-14.md", 1, 1, 1.0, "kafka retention is seven days", "memory")
     ]
     assert list_gaps(workspace) == []
+
+
+def test_a_hit_is_recorded_as_one_snippet_line_with_its_heading_as_context(
+    workspace: Workspace, now: datetime, fake_recall: list[dict[str, Any]]
+) -> None:
+    write(workspace, "memory/2026-04-14.md", "# 2026-04-14\n\n## Kafka\n- retention is seven days\n- two replicas\n")
+    outcome = search_and_record(workspace, "kafka retention", now=now)
+    assert (
+        outcome.hits[0].snippet == "## Kafka\n- retention is seven days\n- two replicas"
+    )  # the search shows the lines
+    (call,) = fake_recall
+    assert [(r.start_line, r.end_line, r.snippet) for r in call["results"]] == [
+        (3, 5, "Kafka: retention is seven days; two replicas")
+    ]
 
 
 def test_no_hits_records_a_gap_and_no_recall(

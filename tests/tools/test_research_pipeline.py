@@ -51,7 +51,7 @@ def _night(ws: Workspace, code: Path, question: str, now: datetime) -> str:
     if finding.kept:
         written = write_research_insight(ws, finding, now)
         assert isinstance(written, InsightWrite)
-    return render_rem_research_section([finding], now)
+    return render_rem_research_section([finding])
 
 
 def test_a_gap_answered_from_code_is_kept_with_its_path_line_and_no_secret_leaks(

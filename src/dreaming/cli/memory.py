@@ -20,16 +20,18 @@ from dreaming.cli.options import (
     open_workspace,
     parse_now,
     print_json,
+    print_plain,
     refused_writes,
 )
 from dreaming.errors import LockBusyError, ToolError
-from dreaming.memory import ConsolidationLock, check_confined
+from dreaming.memory import ConsolidationLock, check_confined, readable_markdown
 from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
 from dreaming.memory.recall import (
     Candidate,
     PromotionSummary,
     audit_recall_artifacts,
     deep_sleep_recall,
+    note_snippet,
     repair_recall_artifacts,
 )
 from dreaming.memory.search import SearchHit
@@ -143,9 +145,10 @@ def _print_hits(hits: list[SearchHit]) -> None:
     if not hits:
         console.print("no hits")
     for hit in hits:
-        console.print(
-            f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.2f}  {_one_line(hit.snippet)}", highlight=False
-        )
+        # Shown as recall records it (``Committee: The CIO asked ...; ...``), and a MEMORY.md chunk without the
+        # promotion markers it holds, as all memory markdown is shown.
+        snippet = _one_line(note_snippet(readable_markdown(hit.snippet).splitlines()))
+        print_plain(f"{hit.path}:{hit.start_line}-{hit.end_line}  {hit.score:.2f}  {snippet}")
 
 
 def search(

@@ -1,4 +1,7 @@
-"""``dreaming init``, ``run``, ``now``, ``status``, ``eval`` and ``insights`` (``schedule``: ``cli/fleet.py``)."""
+"""``dreaming init``, ``run``, ``now``, ``status``, ``eval`` and ``insights`` (``schedule``: ``cli/fleet.py``).
+
+``run``, ``now`` and ``insights`` print markdown and ``status`` a table: rendered on a terminal, plain text when piped.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich import box
 from rich.status import Status
+from rich.table import Table
+from rich.text import Text
 
 from dreaming.cli.fleet import fleet_run
 from dreaming.cli.options import (
@@ -23,6 +29,8 @@ from dreaming.cli.options import (
     open_workspace,
     parse_now,
     print_json,
+    print_markdown,
+    print_plain,
     refused_writes,
 )
 from dreaming.errors import LockBusyError
@@ -83,11 +91,48 @@ def _report(report: NightReport, as_json: bool) -> None:
         return
     for note in report.notes:
         err_console.print(f"[yellow]note:[/] {note}")
-    console.print(report.diary_entry, markup=False, highlight=False, soft_wrap=True)
+    print_markdown(report.diary_entry)
     files = report.files
-    console.print(
-        f"MEMORY.md: {files['memory']}\nDREAMS.md: {files['diary']}\ninsights:  {files['insights']}", markup=False
-    )
+    print_plain(f"MEMORY.md: {files['memory']}\nDREAMS.md: {files['diary']}\ninsights:  {files['insights']}")
+
+
+def _status_rows(info: dict[str, Any]) -> list[tuple[str, str]]:
+    """Return what ``dreaming status`` shows as (label, value) rows; an open gap is a row labelled ``""``."""
+    last = info["last_run"] or {}
+    return [
+        ("workspace", str(info["workspace"])),
+        ("last run", f"{last.get('run_id', 'never')} at {last.get('at', '-')}"),
+        ("lock", str(info["lock"])),
+        ("next run", f"{info['next_run'] or 'never (invalid [schedule] cron)'} ({info['schedule']['timezone']})"),
+        ("insights", f"{info['insights']} active"),
+        *(("budget", line) for line in info["budget"]["lines"]),
+        ("gaps", f"{len(info['open_gaps'])} open, {len(info['backlog_gaps'])} in the backlog (need you)"),
+        *(
+            ("", f"{g['query']!r} x{g['count']} ({g['type']}, {g['attempts']} attempts)")
+            for g in info["open_gaps"][:10]
+        ),
+    ]
+
+
+def _print_status(info: dict[str, Any]) -> None:
+    """Print the status as a table on a terminal, else as aligned plain lines."""
+    rows = _status_rows(info)
+    files = [(name, f"{size:,} bytes") for name, size in info["state_files"].items()]
+    if console.is_terminal:
+        table = Table(title="dreaming status", show_header=False, box=box.ROUNDED, title_style="bold")
+        table.add_column(style="bold", no_wrap=True)
+        table.add_column()
+        for n, (label, value) in enumerate(rows):
+            shown = "" if n and rows[n - 1][0] == label else label  # a label once, over the rows it names
+            table.add_row(Text(shown), Text(f"- {value}" if not label else value))
+        table.add_section()
+        for name, size in files:
+            table.add_row(Text(name, style="dim"), Text(size, style="dim"))
+        console.print(table)
+        return
+    out = [f"{label + ':':<10} {value}" if label else f"  - {value}" for label, value in rows]
+    out += ["state files:", *(f"  {name}: {size}" for name, size in files)]
+    print_plain("\n".join(out))
 
 
 def register(app: typer.Typer) -> None:
@@ -136,23 +181,7 @@ def register(app: typer.Typer) -> None:
         if json_out:
             print_json(info)
             return
-        last = info["last_run"] or {}
-        out = [
-            f"workspace: {info['workspace']}",
-            f"last run:  {last.get('run_id', 'never')} at {last.get('at', '-')}",
-            f"lock:      {info['lock']}",
-            f"next run:  {info['next_run'] or 'never (invalid [schedule] cron)'} ({info['schedule']['timezone']})",
-            f"insights:  {info['insights']} active",
-            *(f"budget:    {line}" for line in info["budget"]["lines"]),
-            f"gaps:      {len(info['open_gaps'])} open, {len(info['backlog_gaps'])} in the backlog (need you)",
-            *(
-                f"  - {g['query']!r} x{g['count']} ({g['type']}, {g['attempts']} attempts)"
-                for g in info["open_gaps"][:10]
-            ),
-            "state files:",
-            *(f"  {name}: {size:,} bytes" for name, size in info["state_files"].items()),
-        ]
-        console.print("\n".join(out), markup=False, highlight=False, soft_wrap=True)
+        _print_status(info)
 
     @app.command("eval")
     def eval_cmd(
@@ -202,4 +231,4 @@ def register(app: typer.Typer) -> None:
             ]
             print_json({"insights": rows, "text": prior.text})
             return
-        console.print(prior.text or "No active insights.", markup=False, highlight=False, soft_wrap=True)
+        print_markdown(prior.text or "No active insights.")

@@ -1,4 +1,8 @@
-"""Options and helpers shared by every command of the command line."""
+"""Options and helpers shared by every command of the command line.
+
+Output: on a terminal, markdown is rendered by rich (:func:`print_markdown`) and tables drawn; piped, it is plain text
+with no colour or escape codes. Either way no HTML comment (``<!-- ... -->``) reaches the screen.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +16,12 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markdown import Markdown
 from rich.markup import escape
 
 from dreaming.config import DreamingConfig, load_config
 from dreaming.errors import ConfigError, NotAWorkspaceError, OutsideWorkspaceError
-from dreaming.memory import Workspace
+from dreaming.memory import Workspace, readable_markdown
 
 __all__ = [
     "EXIT_BUDGET",
@@ -33,6 +38,8 @@ __all__ = [
     "open_workspace",
     "parse_now",
     "print_json",
+    "print_markdown",
+    "print_plain",
     "refused_writes",
 ]
 
@@ -113,6 +120,20 @@ def refused_writes() -> Iterator[None]:
     except OutsideWorkspaceError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_FAILED) from exc
+
+
+def print_plain(text: str) -> None:
+    """Print ``text`` on stdout exactly: no markup, highlighting, emoji codes or wrapping."""
+    console.print(text, markup=False, highlight=False, emoji=False, soft_wrap=True)
+
+
+def print_markdown(text: str) -> None:
+    """Print memory markdown on stdout without its HTML comments: rendered on a terminal, else as plain text."""
+    readable = readable_markdown(text)
+    if console.is_terminal:
+        console.print(Markdown(readable), soft_wrap=False)  # the console does not wrap; rendered markdown must
+    else:
+        print_plain(readable)
 
 
 def print_json(payload: Any) -> None:

@@ -87,10 +87,11 @@ def collect_lines(findings: Sequence[ResearchFinding], results: Sequence[Mapping
 
 
 def promotion_lines(promoted: Sequence[Mapping[str, Any]], conflicts: Sequence[Conflict]) -> list[str]:
-    """Return one line per insight written and per conflict left for the user."""
+    """Return one line per insight written and per conflict left for the user, naming insights by their files."""
     lines = []
     for item in promoted:
-        superseded = f", superseding {', '.join(item['superseded'])}" if item.get("superseded") else ""
+        old = ", ".join(f"`{ident}`" for ident in item.get("superseded") or [])
+        superseded = f", superseding {old}" if old else ""
         lines.append(f"Research insight `{item['id']}` {item['action']}{superseded}.")
     for conflict in conflicts:
         lines.append(f"Conflict left for you: {conflict.finding.gap!r} contradicts `{conflict.existing.id}`.")
@@ -191,7 +192,7 @@ def research_collect(state: DreamState, runtime: Runtime[DreamContext]) -> dict[
     record_event(ws.events, "research.collected", ctx.now, run_id=ctx.run_id, gaps=len(findings))
     summary = {
         "lines": collect_lines(findings, results),
-        "markdown": render_rem_research_section(findings, ctx.now, backlog=backlog),
+        "markdown": render_rem_research_section(findings, backlog=backlog),
         "findings": [finding_to_json(f) for f in findings],
         "keys": keys,
         "backlog": backlog,
@@ -232,7 +233,7 @@ def promote_research(state: Mapping[str, Any], ctx: DreamContext) -> dict[str, A
             conflicts.append(outcome)
         elif decision is not None:
             promoted.append(decision)
-    markdown = render_rem_research_section(findings, ctx.now, conflicts=conflicts, backlog=research.get("backlog", []))
+    markdown = render_rem_research_section(findings, conflicts=conflicts, backlog=research.get("backlog", []))
     lines = [*research.get("lines", []), *promotion_lines(promoted, conflicts)]
     conflict_rows = [
         {"question": c.finding.gap, "claim": c.finding.claim.text if c.finding.claim else "",

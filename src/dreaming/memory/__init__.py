@@ -13,6 +13,7 @@ from dreaming.memory.diary import (
     diary_sections,
     night_digest,
     night_entry,
+    readable_markdown,
     render_diary_entry,
 )
 from dreaming.memory.files import (
@@ -98,6 +99,7 @@ __all__ = [
     "pid_alive",
     "read_insight",
     "read_state",
+    "readable_markdown",
     "record_event",
     "redact_secrets",
     "render_diary_entry",

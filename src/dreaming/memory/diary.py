@@ -2,10 +2,17 @@
 
 Holds the entry model and its rendering (:func:`render_diary_entry`, :func:`append_diary_entry`) and the turning of
 the night's phase summaries (plain JSON-able mappings) into the entry's factual sections (:func:`diary_sections`).
+
+Heading levels: the diary is ``# Dream Diary``, an entry ``##``, a section ``###``, and a section's pre-rendered body
+(the REM Research one) ``####``.
+
+It also holds :func:`readable_markdown`, the one way the memory's markdown (an entry, MEMORY.md, an insight) is
+shown to a person: without the HTML comments that mark it for machines (``<!-- dreaming:run:... -->``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +30,7 @@ __all__ = [
     "diary_sections",
     "night_digest",
     "night_entry",
+    "readable_markdown",
     "render_diary_entry",
 ]
 
@@ -43,7 +51,7 @@ class DiarySection:
     lines: Sequence[str] = ()
     """Bullet lines, without the leading ``- ``."""
     raw: str = ""
-    """Pre-rendered markdown placed after the bullets (e.g. the REM Research section)."""
+    """Pre-rendered markdown placed after the bullets (e.g. the REM Research body); its headings are ``####``."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -88,6 +96,46 @@ def render_diary_entry(entry: DiaryEntry) -> str:
             out.append(section.raw.rstrip("\n"))
         out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+"""An HTML comment, over any number of lines; one never closed runs to the end, as a markdown renderer reads it."""
+
+
+def readable_markdown(text: str) -> str:
+    """Return markdown as a person should see it: every HTML comment removed, all else byte for byte.
+
+    A line that held only comments (and spaces) goes with its line break, so a marker line leaves no hole; blank lines
+    that were there stay. Comments inside code spans are removed too: memory markdown keeps none there.
+    """
+    spans = [match.span() for match in _COMMENT.finditer(text)]
+    if not spans:
+        return text
+    out: list[str] = []
+    position = span_index = 0
+    for line in text.splitlines(keepends=True):
+        end = position + len(line)
+        kept: list[str] = []
+        cut = False
+        cursor = position
+        while span_index < len(spans) and spans[span_index][0] < end:
+            start, stop = spans[span_index]
+            kept.append(text[cursor : max(cursor, start)])
+            cut = True
+            cursor = max(cursor, min(stop, end))
+            if stop > end:
+                break
+            span_index += 1
+        kept.append(text[cursor:end])
+        position = end
+        rest = "".join(kept)
+        if cut and not rest.strip():
+            # An emptied line goes, unless the line before lost its break to the comment: then its break stays.
+            if out and not out[-1].endswith("\n") and rest.endswith("\n"):
+                out.append("\n")
+            continue
+        out.append(rest)
+    return "".join(out)
 
 
 def _rotate(ws: Workspace, current: str, entry: DiaryEntry) -> str:
@@ -244,7 +292,7 @@ def diary_sections(state: Mapping[str, Any], budget_report: Mapping[str, Any]) -
     research = summaries.get("research") or {}
     if research.get("lines") or research.get("markdown"):
         sections.append(
-            DiarySection(title="Research", lines=list(research.get("lines", [])), raw=research.get("markdown", ""))
+            DiarySection(title="REM Research", lines=list(research.get("lines", [])), raw=research.get("markdown", ""))
         )
     sections.append(DiarySection(title="Budget", lines=_budget_lines(budget_report, state.get("halts") or [])))
     bad = list(state.get("bad_input") or [])

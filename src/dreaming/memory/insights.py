@@ -337,15 +337,50 @@ def _figures(insight: InsightFile) -> str:
     return "; ".join(parts)
 
 
+PRIOR_HEADING_LEVEL = 3
+"""Each insight is a ``###`` heading in the prior-insights text; its body's own headings sit below it."""
+_MD_HEADING = re.compile(r"^(#{1,6})(\s.*)?$")
+_MD_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def _nested_body(body: str, under: int) -> list[str]:
+    """Return an insight body's lines with its ``#`` title dropped and its headings moved under level ``under``.
+
+    The shallowest remaining heading becomes level ``under + 1`` and the others keep their distance to it (at most
+    six ``#``), so a body's ``## Statistics`` reads as ``#### Statistics`` under the insight's ``###`` heading.
+    Lines inside fenced code blocks are never headings.
+    """
+    lines: list[str] = []
+    headings: list[int] = []
+    fenced = False
+    for line in body.strip().splitlines():
+        if _MD_FENCE.match(line):
+            fenced = not fenced
+        match = None if fenced else _MD_HEADING.match(line)
+        if match and len(match.group(1)) == 1:
+            continue  # the title, which the insight's own heading already says
+        if match:
+            headings.append(len(lines))
+        lines.append(line)
+    if headings:
+        shift = under + 1 - min(len(lines[i]) - len(lines[i].lstrip("#")) for i in headings)
+        for i in headings:
+            level = len(lines[i]) - len(lines[i].lstrip("#"))
+            lines[i] = "#" * min(6, level + shift) + lines[i][level:]
+    return lines
+
+
 def _prior_text(insight: InsightFile) -> str:
-    body = [line for line in insight.body.strip().splitlines() if not line.startswith("# ")]
     figures = _figures(insight)
-    head = f"### {insight.title}" + (f" ({figures})" if figures else "")
-    return head + "\n" + "\n".join(body).strip()
+    head = "#" * PRIOR_HEADING_LEVEL + f" {insight.title}" + (f" ({figures})" if figures else "")
+    return head + "\n" + "\n".join(_nested_body(insight.body, PRIOR_HEADING_LEVEL)).strip()
 
 
 def load_prior_insights(ws: Workspace, *, asset: str | None = None, regime: str | None = None) -> PriorInsights:
     """Return the active insights (optionally only those about ``asset`` and/or ``regime``) and their prompt text.
+
+    The text is one introductory line, then each insight under a ``###`` heading (its title and figures) with its
+    body's headings below that (``####``), whatever levels the file itself uses.
 
     Filters compare case-insensitively with the insight's ``asset`` and ``regime`` fields, so an insight without
     them (a research finding) is included only when no filter is given.

@@ -7,9 +7,10 @@ milliseconds. The LangChain tool runs it in a worker thread (``asyncio.to_thread
 so a graph fanning out research never blocks its event loop. Dreaming's own output (DREAMS.md, dream reports,
 machine state) is excluded by construction: the index never contains it.
 
-:func:`search_and_record` is what ``dreaming search`` does: search, then record what was recalled and any knowledge
-gap. Recording is best effort and must never fail or block the search (OpenClaw's "recall tracking must never block
-memory recall"): an error while recording is logged as a warning and counted in the outcome, never raised.
+:func:`search_and_record` is what ``dreaming search`` does: search, then record what was recalled (each hit's chunk read
+as one snippet line, ``memory.recall.note_snippet``) and any knowledge gap. Recording is best effort and must never
+fail or block the search (OpenClaw's "recall tracking must never block memory recall"): an error while recording is
+logged as a warning and counted in the outcome, never raised.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -175,9 +176,12 @@ def search_and_record(
     if hits:
         try:
             # Imported inside the try, as before the move: a recall path that cannot even load is a recording error.
-            from dreaming.memory.recall import record_short_term_recalls
+            from dreaming.memory.recall import note_snippet, record_short_term_recalls
 
-            record_short_term_recalls(ws, query=query, results=hits, now=now, timezone=timezone)
+            # A hit's chunk is recorded as one snippet line with its heading as context (``Committee: ...; ...``):
+            # what MEMORY.md and the diary show when it is promoted, never ``## Committee - ...``.
+            recalls = [replace(hit, snippet=note_snippet(hit.snippet.splitlines())) for hit in hits]
+            record_short_term_recalls(ws, query=query, results=recalls, now=now, timezone=timezone)
         except Exception as exc:  # recording must never fail the search
             errors += 1
             _log.warning("could not record the recall of %r: %s", query, exc, exc_info=True)

@@ -22,7 +22,7 @@ import jinja2
 from markdown_it import MarkdownIt
 
 from dreaming.config import DreamingConfig
-from dreaming.memory import Workspace, active_insights
+from dreaming.memory import Workspace, active_insights, readable_markdown
 from dreaming.view import _read
 
 __all__ = ["CONTENT_SECURITY_POLICY", "PAGES", "Site", "export_site"]
@@ -40,14 +40,6 @@ CONTENT_SECURITY_POLICY = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 )
 """No script, no fetch, no form: the pages are documents (the app also refuses to be framed)."""
-
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
-
-
-def readable_markdown(text: str) -> str:  # TODO(merge): dreaming.memory.readable_markdown
-    """Drop HTML comments."""
-    return _COMMENT.sub("", text)
-
 
 _INSIGHT_LINK = re.compile(r"^(?:\./)?memory/insights/(?P<stem>[^/]+)\.md$")
 

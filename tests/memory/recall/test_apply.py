@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from dreaming.config import DeepConfig, DreamingConfig
 from dreaming.memory import Workspace
 from dreaming.memory.recall import deep_sleep_recall, rank_short_term_candidates
@@ -95,6 +97,34 @@ def test_duplicate_text_picks_nearest_window_with_recorded_span(workspace: Works
     rec(workspace, "q", PATH, 8, 9, 0.9, "dup fact", NOW)
     (applied,) = deep_sleep_recall(workspace, ZERO_CFG, now=NOW).applied
     assert (applied.start_line, applied.end_line) == (9, 10)
+
+
+COMMITTEE = ["# 2026-04-01", "", "## Committee", "- The CIO asked about cash.", "- Risk officer: limits stay at 5%."]
+
+
+@pytest.mark.parametrize(
+    "snippet",
+    [
+        "Committee: The CIO asked about cash.; Risk officer: limits stay at 5%.",  # as a search records it now
+        "## Committee - The CIO asked about cash. - Risk officer: limits stay at 5%.",  # as it did before
+    ],
+)
+def test_a_promoted_chunk_keeps_its_heading_as_context_without_a_stray_mark(workspace: Workspace, snippet: str) -> None:
+    note(workspace, PATH, COMMITTEE)
+    rec(workspace, "q", PATH, 3, 5, 0.9, snippet, NOW)
+    (applied,) = deep_sleep_recall(workspace, ZERO_CFG, now=NOW).applied
+    shown = "Committee: The CIO asked about cash.; Risk officer: limits stay at 5%."
+    assert (applied.start_line, applied.end_line, applied.text) == (3, 5, shown)
+    assert f"\n- {shown} [score=" in _memory(workspace) and "- ## " not in _memory(workspace)
+    report = (workspace.reports_dir / "deep" / "2026-04-01.md").read_text(encoding="utf-8")
+    assert f"- {shown} [promoted" in report
+
+
+def test_an_ingested_line_is_shown_with_the_heading_it_sits_under(workspace: Workspace) -> None:
+    note(workspace, PATH, COMMITTEE)
+    rec(workspace, "q", PATH, 5, 5, 0.9, "Committee: Risk officer: limits stay at 5%.", NOW)
+    (applied,) = deep_sleep_recall(workspace, ZERO_CFG, now=NOW).applied
+    assert (applied.start_line, applied.end_line, applied.text) == (5, 5, "Committee: Risk officer: limits stay at 5%.")
 
 
 def test_legacy_basename_path(workspace: Workspace) -> None:

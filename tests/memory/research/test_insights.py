@@ -68,6 +68,7 @@ def test_a_kept_finding_becomes_an_insight_file(workspace: Workspace, now: datet
     assert result.action == "created"
     assert result.path == workspace.insights_dir / "research-default-confidence-threshold.md"
     text = result.path.read_text(encoding="utf-8")
+    assert result.insight_id == "research-default-confidence-threshold"  # the file's name: what DREAMS.md shows
     assert text.startswith(f"---\nid: {result.insight_id}\nkind: research\n")
     assert 'question: "default confidence threshold"' in text
     assert "confidence: 0.80\nvalidation_method: code-crossref\n" in text
@@ -116,8 +117,8 @@ def test_a_weaker_contradiction_is_a_conflict_and_writes_nothing(workspace: Work
     assert "1 independent source(s), 2 needed" in result.reason
     assert result.existing.claim and result.finding.claim  # both sides, for the user to settle
     assert sorted(p.name for p in workspace.insights_dir.rglob("*")) == before
-    section = render_rem_research_section([finding], now, conflicts=[result])
-    assert "### Conflicts for you to settle" in section
+    section = render_rem_research_section([finding], conflicts=[result])
+    assert "#### Conflicts for you to settle" in section
     assert old.insight_id in section
 
 
@@ -140,15 +141,18 @@ def test_a_stronger_multi_source_contradiction_supersedes_with_lineage(workspace
     result = write_research_insight(workspace, strong, now + timedelta(days=1))
     assert isinstance(result, InsightWrite)
     assert result.action == "superseded"
-    assert result.superseded == (old.insight_id,)
     (archived,) = result.archived_to
     assert archived.parent == workspace.archive_dir
+    assert archived.name.startswith(f"{old.path.stem}--")
+    # Ids are file names, in the archive too: supersedes names the archived file, superseded_by the active one.
+    assert result.superseded == (archived.stem,) and result.insight_id == result.path.stem == old.insight_id
     archived_text = archived.read_text(encoding="utf-8")
+    assert archived_text.startswith(f"---\nid: {archived.stem}\n")
     assert "status: superseded\n" in archived_text
     assert f"superseded_by: {result.insight_id}\n" in archived_text
     assert "The confidence threshold for promotion is 0.7" in archived_text
     new_text = result.path.read_text(encoding="utf-8")
-    assert f"supersedes: {old.insight_id}\n" in new_text
+    assert f"supersedes: {archived.stem}\n" in new_text
     assert [i.id for i in read_research_insights(workspace)] == [result.insight_id]
 
 
@@ -189,18 +193,16 @@ def test_research_log_rows(workspace: Workspace, now: datetime) -> None:
     json.dumps(read)
 
 
-def test_rem_research_section(now: datetime) -> None:
+def test_rem_research_section() -> None:
     kept = _code_finding()
     discarded = _finding(domains=("blog.example",))
     abstained = ResearchFinding(gap="what is X", decision="abstain", reason="no evidence found")
     skipped = ResearchFinding(gap="late gap", decision="skipped_time", reason="research time limit reached")
     section = render_rem_research_section(
-        [kept, discarded, abstained, skipped], now, backlog=["ancillary pricing connections"]
+        [kept, discarded, abstained, skipped], backlog=["ancillary pricing connections"]
     )
     assert section == (
-        "## REM Research — 2026-04-15 03:00\n"
-        "\n"
-        "### Investigated 4 knowledge gaps\n"
+        "#### Investigated 4 knowledge gaps\n"
         "\n"
         '1. ✅ "default confidence threshold" (confidence: 0.80)\n'
         "   - Sources: codebase (src/settings.py:2)\n"
@@ -219,20 +221,20 @@ def test_rem_research_section(now: datetime) -> None:
         '4. ⏭️ "late gap" — SKIPPED (time limit)\n'
         "   - Reason: research time limit reached\n"
         "\n"
-        "### Research backlog: needs you\n"
+        "#### Research backlog: needs you\n"
         "\n"
         '- "ancillary pricing connections"\n'
     )
     assert discarded.reason.startswith("confidence 0.55 < 0.70 (web-confirm): only one independent source")
 
 
-def test_rem_research_lists_three_sources_and_says_why_a_gap_was_discarded_in_plain_words(now: datetime) -> None:
+def test_rem_research_lists_three_sources_and_says_why_a_gap_was_discarded_in_plain_words() -> None:
     pool = EvidencePool()
     for n in range(5):
         pool.add(web(f"Unrelated page {n} about the weather.", f"site{n}.example"))
     validation = validate_claims("committee 2025 return", [], pool)
     finding = finding_from_validation("committee 2025 return", validation, decide(validation, 0.7), evidence=pool)
-    section = render_rem_research_section([finding], now)
+    section = render_rem_research_section([finding])
     assert "   - Why: 5 passages were found, but none of them states an answer to the question\n" in section
     assert "   - Details: 5 evidence item(s) found but no claim stood on them\n" in section
     assert (
@@ -255,7 +257,8 @@ def test_a_wrong_finding_at_confidence_one_does_not_block_a_better_supported_one
     right = _finding()  # two agreeing domains, 0.80: better supported, though less confident
     assert right.independent_sources == 2 and right.confidence < wrong.confidence
     new = write_research_insight(workspace, right, now + timedelta(days=1))
-    assert isinstance(new, InsightWrite) and new.action == "superseded" and new.superseded == (old.insight_id,)
+    assert isinstance(new, InsightWrite) and new.action == "superseded"
+    assert new.superseded == tuple(path.stem for path in new.archived_to) and len(new.superseded) == 1
 
 
 def test_the_users_own_word_is_never_superseded(workspace: Workspace, now: datetime) -> None:
@@ -264,3 +267,15 @@ def test_the_users_own_word_is_never_superseded(workspace: Workspace, now: datet
     assert isinstance(write_research_insight(workspace, stated, now), InsightWrite)
     result = write_research_insight(workspace, _finding(), now + timedelta(days=1))
     assert isinstance(result, Conflict) and "the user's own word" in result.reason
+
+
+def test_an_older_file_whose_id_field_is_not_its_name_is_known_by_its_name(workspace: Workspace, now: datetime) -> None:
+    written = write_research_insight(workspace, _finding(), now)
+    assert isinstance(written, InsightWrite)
+    text = written.path.read_text(encoding="utf-8")
+    written.path.write_text(text.replace(f"id: {written.insight_id}\n", f"id: {written.insight_id}-cd1e5cac\n"))
+    (insight,) = read_research_insights(workspace)
+    assert insight.id == written.path.stem
+    again = write_research_insight(workspace, _finding(), now + timedelta(days=1))
+    assert isinstance(again, InsightWrite) and again.insight_id == written.path.stem
+    assert f"id: {written.path.stem}\n" in again.path.read_text(encoding="utf-8")  # rewritten as the file's name

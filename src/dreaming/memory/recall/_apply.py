@@ -21,6 +21,7 @@ from dreaming.memory.recall._contamination import (
     is_unpromotable_snippet,
     line_range_overlaps_dreaming_fence,
 )
+from dreaming.memory.recall._ingest import heading_contexts, note_snippet
 from dreaming.memory.recall._ranking import Candidate
 
 __all__ = [
@@ -58,25 +59,44 @@ def _norm_lines(lines: Sequence[str]) -> str:
     return " ".join(token for token in " ".join(lines).split() if not _MARKER_TOKEN.fullmatch(token))
 
 
-def rehydrate(lines: Sequence[str], snippet: str, start: int, end: int) -> tuple[int, int] | None:
-    """Find ``snippet`` in the live note; return the 1-based range it now occupies, or None.
+def _kind(target: str, text: str) -> int:
+    """Return how a window's text matches: 3 equal, 2 it holds the target, 1 the target holds it, 0 not at all."""
+    return 3 if text == target else 2 if target in text else 1 if text and text in target else 0
 
-    The recorded range wins when it still holds the text (blank edge lines trimmed). Otherwise every window of up to
-    ``max(span + 3, 8)`` lines is tried: exact match beats a window containing the text, which beats a window the text
-    contains; then the nearest start, then the span closest to the recorded one.
+
+def _match(
+    lines: Sequence[str], contexts: Sequence[str], target: str, marks: str, first: int, last: int
+) -> tuple[int, str]:
+    """Return how well lines ``first..last`` match a snippet, and the window as a snippet line to show.
+
+    A window is compared as a snippet read without and with the heading it sits under (:func:`note_snippet`, how
+    snippets are recorded), and token by token with markdown marks dropped (``marks``: how older stores recorded a
+    chunk, ``## Committee - The CIO ...``). It is shown in the reading the snippet has when that reading is equal,
+    else with its heading.
     """
-    target = _norm_lines(snippet.splitlines())
-    if not target:
+    window = lines[first - 1 : last]
+    own, under = note_snippet(window), note_snippet(window, heading=contexts[first - 1])
+    kind = max(_kind(target, own), _kind(target, under), _kind(marks, _norm_lines(window)))
+    return kind, own if own == target else under
+
+
+def _locate(lines: Sequence[str], snippet: str, start: int, end: int) -> tuple[int, int, str] | None:
+    """Return the 1-based range ``snippet`` now occupies in the live note and the window as a snippet line."""
+    target, marks = _norm(snippet), _norm_lines(snippet.splitlines())
+    if not target or not marks:
         return None
+    contexts = heading_contexts(lines)
     lo, hi = max(1, start), min(len(lines), end)
     while lo <= hi and not lines[lo - 1].strip():
         lo += 1
     while hi >= lo and not lines[hi - 1].strip():
         hi -= 1
-    if lo <= hi and _norm_lines(lines[lo - 1 : hi]) == target:
-        return lo, hi
+    if lo <= hi:
+        kind, text = _match(lines, contexts, target, marks, lo, hi)
+        if kind == 3:
+            return lo, hi, text
     span = max(1, end - start + 1)
-    best: tuple[tuple[int, int, int], tuple[int, int]] | None = None
+    best: tuple[tuple[int, int, int], tuple[int, int, str]] | None = None
     for first in range(1, len(lines) + 1):
         if not lines[first - 1].strip():
             continue
@@ -84,14 +104,25 @@ def rehydrate(lines: Sequence[str], snippet: str, start: int, end: int) -> tuple
             last = first + size - 1
             if last > len(lines):
                 break
-            text = _norm_lines(lines[first - 1 : last])
-            kind = 3 if text == target else 2 if target in text else 1 if text and text in target else 0
+            kind, text = _match(lines, contexts, target, marks, first, last)
             if not kind:
                 continue
             rank = (-kind, abs(first - start), abs(size - span))
             if best is None or rank < best[0]:
-                best = (rank, (first, last))
+                best = (rank, (first, last, text))
     return best[1] if best else None
+
+
+def rehydrate(lines: Sequence[str], snippet: str, start: int, end: int) -> tuple[int, int] | None:
+    """Find ``snippet`` in the live note; return the 1-based range it now occupies, or None.
+
+    The recorded range wins when it still holds the text (blank edge lines trimmed). Otherwise every window of up to
+    ``max(span + 3, 8)`` lines is tried: exact match beats a window containing the text, which beats a window the text
+    contains; then the nearest start, then the span closest to the recorded one. A window matches as OpenClaw reads
+    one: as a snippet line with or without the heading it sits under, or with its markdown marks dropped.
+    """
+    found = _locate(lines, snippet, start, end)
+    return None if found is None else found[:2]
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -105,7 +136,7 @@ class PlannedPromotion:
     end_line: int
     """Rehydrated last line."""
     text: str
-    """The live text, on one line."""
+    """The live lines as one snippet line, with the heading they sit under (``Committee: The CIO asked ...``)."""
 
 
 def plan_promotion(candidate: Candidate, note_lines: Sequence[str] | None) -> PlannedPromotion | str:
@@ -118,16 +149,16 @@ def plan_promotion(candidate: Candidate, note_lines: Sequence[str] | None) -> Pl
         return "unpromotable"
     if note_lines is None:
         return "note_missing"
-    found = rehydrate(note_lines, candidate.snippet, candidate.start_line, candidate.end_line)
+    found = _locate(note_lines, candidate.snippet, candidate.start_line, candidate.end_line)
     if found is None:
         return "snippet_not_found"
-    first, last = found
+    first, last, text = found
     if line_range_overlaps_dreaming_fence(list(note_lines), first, last):
         return "fenced"
-    text = _norm(" ".join(line.strip() for line in note_lines[first - 1 : last]))
-    if is_unpromotable_snippet(text):
+    raw = _norm(" ".join(line.strip() for line in note_lines[first - 1 : last]))
+    if is_unpromotable_snippet(raw) or is_unpromotable_snippet(text):
         return "unpromotable"
-    if redact_secrets(text) != text:
+    if redact_secrets(raw) != raw:
         return "holds_secret"  # the note is the one place a secret may stay; MEMORY.md is read by every session
     return PlannedPromotion(candidate=candidate, start_line=first, end_line=last, text=text)
 

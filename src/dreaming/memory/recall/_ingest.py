@@ -4,12 +4,17 @@ The chunker follows OpenClaw: headings become a ``Heading: body`` prefix (date h
 their ancestors joined by `` > ``, paragraphs are grouped up to four lines, snippets are 8-280 characters, and
 managed dreaming blocks are stripped. A list block that is a staged dreaming candidate is dropped whole, since its
 fields are spread over several lines that no single chunk would show as contaminated.
+
+The same reading of a note holds for any stretch of its lines (:func:`note_snippet`): a search hit is recorded so,
+and a promotion shows its live lines so, as ``Committee: The CIO asked ...; Risk officer: ...`` and never as
+``## Committee - The CIO asked ...``.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
@@ -43,8 +48,10 @@ __all__ = [
     "NoteChunk",
     "chunk_daily_note",
     "daily_ingestion_path",
+    "heading_contexts",
     "ingest_daily_notes",
     "list_daily_notes",
+    "note_snippet",
 ]
 
 DAILY_INGESTION_SCORE = 0.62
@@ -55,6 +62,61 @@ _DATE_HEADING = re.compile(
     r"^(?:\d{4}-\d{2}-\d{2}|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s.*|today|yesterday|daily notes?)$", re.I
 )
 _ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
+_CODE_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def _context(heading: re.Match[str]) -> str:
+    """Return what a heading gives the lines under it as context: its title, or nothing for a date or day heading."""
+    title = heading.group(2).strip()
+    return "" if _DATE_HEADING.match(title) else title
+
+
+def note_snippet(lines: Sequence[str], *, heading: str = "") -> str:
+    """Return note lines read as one snippet line: ``Heading: body``, without markdown's heading and list marks.
+
+    ``heading`` is the context the lines sit under (see :func:`heading_contexts`); a heading that opens the lines
+    replaces it (a date or day heading leaves none), and one further down is read as text. List markers are dropped
+    and the items joined with ``; `` when every line is one, else the lines with a space: OpenClaw's list-marker-free
+    and heading-prefixed readings of a window. Lines in a fenced code block are text; whitespace is collapsed.
+    Empty when nothing but headings and blank lines is there.
+    """
+    body: list[str] = []
+    every_item = True
+    fenced = False
+    for line in lines:
+        if not line.strip():
+            continue
+        if _CODE_FENCE.match(line):
+            fenced = not fenced
+        match = None if fenced else _HEADING.match(line)
+        item = None if fenced or match else _ITEM.match(line)
+        if match and not body:
+            heading = _context(match)
+        elif match:
+            body.append(match.group(2).strip())
+            every_item = False
+        elif item:
+            body.append(item.group(2).strip())
+        else:
+            body.append(line.strip())
+            every_item = False
+    text = " ".join(("; " if every_item else " ").join(body).split())
+    return f"{heading}: {text}" if heading and text else text
+
+
+def heading_contexts(lines: Sequence[str]) -> list[str]:
+    """Return, for each line of a note, the context of the nearest heading above it (``""`` for none or a date)."""
+    contexts: list[str] = []
+    heading = ""
+    fenced = False
+    for line in lines:
+        contexts.append(heading)
+        if _CODE_FENCE.match(line):
+            fenced = not fenced
+        match = None if fenced else _HEADING.match(line)
+        if match:
+            heading = _context(match)
+    return contexts
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -107,8 +169,7 @@ def chunk_daily_note(text: str) -> list[NoteChunk]:
         if match:
             flush()
             stack.clear()
-            title = match.group(2).strip()
-            heading = "" if _DATE_HEADING.match(title) else title
+            heading = _context(match)
             continue
         item = _ITEM.match(line)
         if item:

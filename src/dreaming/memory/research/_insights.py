@@ -11,6 +11,10 @@ source never blocks a right one), and the old one is not the user's own word: th
 Otherwise nothing is written and a :class:`Conflict`, with both claims, is returned for DREAMS.md. Nothing is ever
 deleted; every write is atomic; the same inputs on the same date give the same bytes. The front matter is read and
 written by the one insight-file codec (``memory/insights.py``), in the research value style.
+
+An insight's id is its file's name without ``.md``, as for verdict insights: what DREAMS.md names is the file to open.
+A superseded insight is archived as ``insights/archive/research-<slug>--<claim hash>.md`` and its id becomes that
+name, so ``supersedes`` names the archived file and ``superseded_by`` the active one.
 """
 
 from __future__ import annotations
@@ -79,8 +83,8 @@ class ResearchInsight:
 
     @property
     def id(self) -> str:
-        """Return the insight id."""
-        return str(self.meta.get("id", ""))
+        """Return the insight id: the file's name without ``.md`` (an older file's ``id`` field may differ)."""
+        return self.path.stem
 
     @property
     def question(self) -> str:
@@ -145,11 +149,11 @@ class InsightWrite:
     path: Path
     """The insight file."""
     insight_id: str
-    """Its id."""
+    """Its id: the file's name without ``.md``."""
     action: Literal["created", "confirmed", "superseded", "unchanged"]
     """What happened: new file, an existing one re-confirmed, older ones superseded, or the bytes were already there."""
     superseded: tuple[str, ...] = ()
-    """Ids of the insights moved to the archive."""
+    """Ids of the insights moved to the archive: their names there, without ``.md``."""
     archived_to: tuple[Path, ...] = ()
     """Where they went."""
 
@@ -234,18 +238,24 @@ def _render(finding: ResearchFinding, insight_id: str, first_promoted: str, toda
     )
 
 
-def _archive(ws: Workspace, old: ResearchInsight, new_id: str) -> Path:
+def _archive_path(ws: Workspace, old: ResearchInsight) -> Path:
+    """Return where a superseded insight goes: ``archive/<stem>--<claim hash>[-N].md``, a name not yet taken."""
+    name = f"{old.path.stem}--{content_hash(old.claim.lower())[:8]}"
+    target = ws.archive_dir / f"{name}.md"
+    counter = 1
+    while target.exists():
+        target = ws.archive_dir / f"{name}-{counter}.md"
+        counter += 1
+    return target
+
+
+def _archive(old: ResearchInsight, target: Path, new_id: str) -> None:
     text = old.path.read_text(encoding="utf-8")
     end = text.find("\n---\n", 4)  # the closing fence: _parse has read this file, so it is there
     head, body = text[:end], text[end:]
+    head = re.sub(r"(?m)^id: .*$", f"id: {target.stem}", head)
     head = re.sub(r"(?m)^status: .*$", "status: superseded", head) + f"\nsuperseded_by: {new_id}"
-    target = ws.archive_dir / f"{old.path.stem}--{old.id.rsplit('-', 1)[-1]}.md"
-    counter = 1
-    while target.exists():
-        target = ws.archive_dir / f"{old.path.stem}--{old.id.rsplit('-', 1)[-1]}-{counter}.md"
-        counter += 1
     atomic_write_text(target, head + body)
-    return target
 
 
 def write_research_insight(
@@ -263,7 +273,6 @@ def write_research_insight(
         raise ValueError("only kept findings with a claim become insights")
     today = now.date().isoformat()
     slug = research_slug(finding.gap)
-    insight_id = f"research-{slug}-{content_hash(finding.claim.text.lower())[:8]}"
     path = ws.insights_dir / f"research-{slug}.md"
 
     related = [i for i in read_research_insights(ws) if _related(finding.gap, slug, i)]
@@ -289,13 +298,13 @@ def write_research_insight(
     first_promoted = today
     for old in same:
         first_promoted = min(first_promoted, str(old.meta.get("first_promoted", today)))
-    if same and same[0].path != path:
-        # Confirmed under a related question: keep writing to the file that already holds it.
-        path, insight_id = same[0].path, same[0].id
-    elif same:
-        insight_id = same[0].id
+    if same:
+        # Confirmed, maybe under a related question: keep writing to the file that already holds it.
+        path = same[0].path
+    insight_id = path.stem
+    targets = [_archive_path(ws, old) for old in different]
 
-    text = _render(finding, insight_id, first_promoted, today, [old.id for old in different])
+    text = _render(finding, insight_id, first_promoted, today, [target.stem for target in targets])
     archived: tuple[Path, ...] = ()
     if dry_run:
         try:
@@ -303,7 +312,9 @@ def write_research_insight(
         except FileNotFoundError:
             changed = True
     else:
-        archived = tuple(_archive(ws, old, insight_id) for old in different)
+        for old, target in zip(different, targets, strict=True):
+            _archive(old, target, insight_id)
+        archived = tuple(targets)
         for old in different:
             if old.path != path:
                 # The content is safe in the archive; moving it out of the active folder is not a deletion.
@@ -320,6 +331,6 @@ def write_research_insight(
         path=path,
         insight_id=insight_id,
         action=action,
-        superseded=tuple(old.id for old in different),
+        superseded=tuple(target.stem for target in targets),
         archived_to=archived,
     )

@@ -1,9 +1,13 @@
-"""DREAMS.md's "## REM Research" section, in the seed's format."""
+"""The body of a diary entry's "REM Research" section, in the seed's format, nested under the entry's headings.
+
+The diary entry is a ``##`` heading and its sections ``###`` ones (``memory/diary.py``), so this body's own headings
+are ``####``: the seed's "## REM Research — <date>" heading is the section's title, and the entry's heading already
+says the date and time.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
 from dreaming.memory.research._evidence import redact_secrets
 from dreaming.memory.research._insights import Conflict
@@ -64,16 +68,16 @@ def _entry(number: int, finding: ResearchFinding) -> list[str]:
 
 def render_rem_research_section(
     findings: Iterable[ResearchFinding],
-    now: datetime,
     *,
     conflicts: Iterable[Conflict] = (),
     backlog: Iterable[str] = (),
 ) -> str:
-    """Render the "## REM Research" section: every gap with its outcome, then conflicts and the backlog.
+    """Render the REM Research section's body: every gap with its outcome, then conflicts and the backlog.
+
+    Its headings are ``####`` ones, under the diary section that holds it (see the module docstring).
 
     Args:
         findings: one per gap attempted tonight, in the order to show.
-        now: the run's time, shown in the heading.
         conflicts: kept findings that contradict an insight and could not supersede it.
         backlog: gap queries that stopped being researched and need the user.
     """
@@ -81,14 +85,12 @@ def render_rem_research_section(
     conflict_list = list(conflicts)
     backlog_list = list(backlog)
     count = len(items)
-    lines = [f"## REM Research — {now.strftime('%Y-%m-%d %H:%M')}", ""]
-    lines.append(f"### Investigated {count} knowledge gap{'s' if count != 1 else ''}")
-    lines.append("")
+    lines = [f"#### Investigated {count} knowledge gap{'s' if count != 1 else ''}", ""]
     for number, finding in enumerate(items, start=1):
         lines.extend(_entry(number, finding))
         lines.append("")
     if conflict_list:
-        lines.extend(["### Conflicts for you to settle", ""])
+        lines.extend(["#### Conflicts for you to settle", ""])
         for conflict in conflict_list:
             new, old = conflict.finding, conflict.existing
             claim = new.claim.text if new.claim else ""
@@ -100,7 +102,7 @@ def render_rem_research_section(
             )
         lines.append("")
     if backlog_list:
-        lines.extend(["### Research backlog: needs you", ""])
+        lines.extend(["#### Research backlog: needs you", ""])
         lines.extend(f'- "{_one_line(query)}"' for query in backlog_list)
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
