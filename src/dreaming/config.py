@@ -30,6 +30,7 @@ __all__ = [
     "DreamingConfig",
     "LLMConfig",
     "ModelPrice",
+    "RecallConfig",
     "ScheduleConfig",
     "VerdictsConfig",
     "load_config",
@@ -69,6 +70,20 @@ class DeepConfig:
     """Entries last recalled longer ago than this are not promoted."""
     memory_file_max_chars: int = 10_000
     """MEMORY.md size budget; only generated sections are compacted to respect it."""
+    max_promoted_snippet_tokens: int = ranged(160, minimum=1)
+    """A promoted bullet's text is cut near this many tokens (4 characters each), as OpenClaw cuts it."""
+    max_prior_entry_loss_fraction: float = ranged(0.25, maximum=1.0)
+    """To fit the budget, at most this fraction of MEMORY.md's earlier promoted entries may be dropped."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecallConfig:
+    """How the recall path meets OpenClaw: which store it uses, and whether it behaves exactly as OpenClaw does."""
+
+    openclaw_compat: bool = True
+    """Rank, repair and promote exactly as OpenClaw 2026.9 does; false turns on this project's fixes (README)."""
+    openclaw_state_dir: str = ""
+    """OpenClaw's state directory (its SQLite store); blank means found as OpenClaw finds it."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -214,6 +229,8 @@ class DreamingConfig:
     """``[schedule]``."""
     deep: DeepConfig = field(default_factory=DeepConfig)
     """``[deep]``."""
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    """``[recall]``."""
     verdicts: VerdictsConfig = field(default_factory=VerdictsConfig)
     """``[verdicts]``."""
     diary: DiaryConfig = field(default_factory=DiaryConfig)
@@ -244,7 +261,7 @@ class DreamingConfig:
             warnings.append(f"[dreaming.toml] timezone = {tz!r} is not a known IANA timezone; using 'UTC'")
             tz = DEFAULT_TIMEZONE
         lock_timeout = top.number("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_SECONDS)
-        sections = ("schedule", "deep", "verdicts", "diary", "autoresearch", "budget", "llm")
+        sections = ("schedule", "deep", "recall", "verdicts", "diary", "autoresearch", "budget", "llm")
 
         def section(key: str) -> TableReader:
             return TableReader(table(data, key, warnings), key, warnings)
@@ -260,6 +277,7 @@ class DreamingConfig:
             lock_timeout_seconds=lock_timeout,
             schedule=ScheduleConfig(cron=cron),
             deep=read_fields(DeepConfig, section("deep")),
+            recall=read_fields(RecallConfig, section("recall")),
             verdicts=read_fields(VerdictsConfig, section("verdicts")),
             diary=read_fields(DiaryConfig, section("diary")),
             autoresearch=AutoresearchConfig.from_reader(section("autoresearch")),
