@@ -162,7 +162,8 @@ def search(
     ws, config = open_workspace(workspace)
     try:
         with refused_writes():
-            outcome = search_and_record(ws, query, now=parse_now(now), timezone=config.timezone, limit=limit)
+            outcome = search_and_record(ws, query, now=parse_now(now), timezone=config.timezone, limit=limit,
+                                        openclaw_compat=config.recall.openclaw_compat)  # fmt: skip
     except ToolError as exc:
         err_console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_FAILED) from exc

@@ -134,8 +134,10 @@ def memory_search_tool(
             return hits_to_json(source.search(query, limit))
         if read_only:
             return hits_to_json(search_memory(source, query, limit=limit))
-        timezone = load_config(source.config_file).timezone
-        return hits_to_json(search_and_record(source, query, now=now(), timezone=timezone, limit=limit).hits)
+        config = load_config(source.config_file)
+        outcome = search_and_record(source, query, now=now(), timezone=config.timezone, limit=limit,
+                                    openclaw_compat=config.recall.openclaw_compat)  # fmt: skip
+        return hits_to_json(outcome.hits)
 
     async def arun(query: str, limit: int = 8) -> str:
         return await asyncio.to_thread(run, query, limit)
@@ -164,9 +166,13 @@ class SearchOutcome:
 
 
 def search_and_record(
-    ws: Workspace, query: str, *, now: datetime, timezone: str = "UTC", limit: int = 8
+    ws: Workspace, query: str, *, now: datetime, timezone: str = "UTC", limit: int = 8, openclaw_compat: bool = True
 ) -> SearchOutcome:
     """Search the memory, record the hits as recalls, and record a knowledge gap when the search found little.
+
+    Hits are recorded as OpenClaw's ``memory_search`` records them: every search counts, the same query again the
+    same day included. With ``openclaw_compat=False`` (``[recall] openclaw_compat``) a query counts once per entry and
+    day, so an agent repeating itself does not inflate a recall (this project's fix).
 
     Raises:
         ToolError: the index cannot be opened (the search itself failed; nothing is recorded).
@@ -176,12 +182,15 @@ def search_and_record(
     if hits:
         try:
             # Imported inside the try, as before the move: a recall path that cannot even load is a recording error.
-            from dreaming.memory.recall import note_snippet, record_short_term_recalls
+            from dreaming.memory.recall import RecordRules, note_snippet, record_short_term_recalls
 
             # A hit's chunk is recorded as one snippet line with its heading as context (``Committee: ...; ...``):
             # what MEMORY.md and the diary show when it is promoted, never ``## Committee - ...``.
             recalls = [replace(hit, snippet=note_snippet(hit.snippet.splitlines())) for hit in hits]
-            record_short_term_recalls(ws, query=query, results=recalls, now=now, timezone=timezone)
+            record_short_term_recalls(
+                ws, query=query, results=recalls, now=now, timezone=timezone,
+                dedupe_by_query_per_day=not openclaw_compat, rules=RecordRules(compat=openclaw_compat),
+            )  # fmt: skip
         except Exception as exc:  # recording must never fail the search
             errors += 1
             _log.warning("could not record the recall of %r: %s", query, exc, exc_info=True)

@@ -6,7 +6,8 @@ import json
 import subprocess
 import sys
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -107,19 +108,16 @@ def test_weighted_ranking_ignores_long_term_paths(workspace: Workspace) -> None:
     assert "Long-term note" not in workspace.recall_store.read_text(encoding="utf-8")
 
 
-def test_same_query_same_day_counts_once(workspace: Workspace) -> None:
+def test_same_query_same_day_counts_once_when_deduping(workspace: Workspace) -> None:
     for _ in range(3):
-        rec(workspace, "Backup Policy", "memory/2026-04-03.md", 1, 1, 0.5, "Move backups to S3 Glacier.", T0)
+        rec(
+            workspace, "Backup Policy", "memory/2026-04-03.md", 1, 1, 0.5, "Move backups to S3 Glacier.", T0,
+            dedupe_by_query_per_day=True,
+        )  # fmt: skip
     rec(
-        workspace,
-        "backup policy",
-        "memory/2026-04-03.md",
-        1,
-        1,
-        0.9,
-        "Move backups to S3 Glacier.",
-        T0 + timedelta(days=1),
-    )
+        workspace, "backup policy", "memory/2026-04-03.md", 1, 1, 0.9, "Move backups to S3 Glacier.",
+        T0 + timedelta(days=1), dedupe_by_query_per_day=True,
+    )  # fmt: skip
     (entry,) = entries(workspace)
     assert entry["recallCount"] == 2
     assert entry["totalScore"] == pytest.approx(1.4, abs=1e-3)
@@ -127,7 +125,8 @@ def test_same_query_same_day_counts_once(workspace: Workspace) -> None:
     assert entry["queryHashes"] == [query_hash("backup policy")]
     assert entry["recallDays"] == ["2026-04-03", "2026-04-04"]
     assert entry["firstRecalledAt"] == "2026-04-03T10:00:00.000Z"
-    assert entry["lastRecalledAt"] == "2026-04-04T10:00:00.000Z"
+    # 2026.9: a deduping signal of a known query on an unchanged snippet counts on a new day but does not restamp
+    assert entry["lastRecalledAt"] == "2026-04-03T10:00:00.000Z"
 
 
 def test_eight_threads_lose_nothing(workspace: Workspace) -> None:
@@ -151,6 +150,7 @@ def test_eight_threads_same_query_dedupe_counts_once(workspace: Workspace) -> No
         threading.Thread(
             target=rec,
             args=(workspace, "backup", "memory/2026-04-03.md", 1, 1, 0.9, "Move backups to S3 Glacier.", T0),
+            kwargs={"dedupe_by_query_per_day": True},
         )
         for i in range(8)
     ]
@@ -220,3 +220,137 @@ def test_store_file_shape_is_openclaw_v1(workspace: Workspace) -> None:
     assert json.loads((workspace.state_dir / "events.jsonl").read_text().splitlines()[-1])["type"] == (
         "memory.recall.recorded"
     )
+
+
+# The verified example of reference §6, run against OpenClaw 2026.9.6.
+PORT_NOTE = "memory/2026-04-10.md"
+PORT = "Gateway listens on port 18789."
+
+
+def _port(ws: Workspace, query: str, score: float, now: datetime, **kwargs: Any) -> None:
+    rec(ws, query, PORT_NOTE, 3, 3, score, PORT, now, **kwargs)
+
+
+def test_openclaw_verified_example(workspace: Workspace) -> None:
+    t = at("2026-04-11T09:00:00")
+    _port(workspace, "Which Port?", 0.9, t)
+    _port(workspace, "which port?", 0.7, t)
+    (entry,) = entries(workspace)
+    assert entry["recallCount"] == 2 and entry["queryHashes"] == ["13a3c8e39ac6"] == entry["userQueryHashes"]
+    before = dict(entry)
+    _port(workspace, "which port?", 0.7, t, dedupe_by_query_per_day=True)
+    assert entries(workspace) == [before]
+    record_short_term_recalls(
+        workspace, query="__dreaming_daily__:2026-04-11", results=[RecallResult(PORT_NOTE, 3, 3, 0.62, PORT)],
+        now=t, signal_type="daily", day_bucket="2026-04-11",
+    )  # fmt: skip
+    (entry,) = entries(workspace)
+    assert entry["key"] == "memory:memory/2026-04-10.md:3:3"
+    assert (entry["recallCount"], entry["dailyCount"]) == (2, 1)
+    assert entry["totalScore"] == pytest.approx(2.22, abs=1e-12)
+    assert entry["queryHashes"] == ["13a3c8e39ac6", "2213b71c3c98"]
+    assert entry["userQueryHashes"] == ["13a3c8e39ac6"]
+    assert entry["claimHash"] == claim_hash(PORT)
+    assert entry["provenance"] == {"originClass": "agent", "sessionKind": "unknown", "observedAt": 1775898000000}
+
+
+def test_daily_signal_for_an_unrecalled_claim_goes_to_the_claim_key(workspace: Workspace) -> None:
+    t = at("2026-04-11T09:00:00")
+    for day, path, line in (("2026-04-11", "memory/2026-04-10.md", 3), ("2026-04-12", "memory/2026-04-12.md", 7)):
+        record_short_term_recalls(
+            workspace, query=f"__dreaming_daily__:{day}", results=[RecallResult(path, line, line, 0.62, PORT)],
+            now=t, signal_type="daily", day_bucket=day,
+        )  # fmt: skip
+    (entry,) = entries(workspace)
+    assert entry["key"] == f"memory:claim:{claim_hash(PORT)}"
+    # the first path and lines stay: a claim is cited where it was first seen
+    assert (entry["path"], entry["startLine"], entry["dailyCount"]) == ("memory/2026-04-10.md", 3, 2)
+    assert "userQueryHashes" not in entry and entry["recallDays"] == ["2026-04-11", "2026-04-12"]
+    # a later recall of the same claim folds into the claim entry and keeps its citation
+    _port(workspace, "which port", 0.9, t)
+    (entry,) = entries(workspace)
+    assert (entry["recallCount"], entry["path"], entry["startLine"]) == (1, "memory/2026-04-10.md", 3)
+    assert entry["userQueryHashes"] == [query_hash("which port")]
+
+
+def test_grounded_and_claim_keys(workspace: Workspace) -> None:
+    record_grounded_short_term_candidates(
+        workspace,
+        [GroundedItem(path=PORT_NOTE, start_line=3, end_line=3, snippet=PORT, score=0.9, query="g", signal_count=2)],
+        now=T0,
+    )
+    (entry,) = entries(workspace)
+    assert entry["key"] == f"memory:{PORT_NOTE}:3:3:{claim_hash(PORT)}"
+    assert (entry["groundedCount"], entry["totalScore"]) == (2, pytest.approx(1.8))
+    assert "userQueryHashes" not in entry  # grounded backfill is never a user's question
+
+
+def test_duplicate_keeps_max_score_and_last_recalled(workspace: Workspace) -> None:
+    _port(workspace, "q", 0.5, T0, dedupe_by_query_per_day=True)
+    _port(workspace, "q", 0.99, T0 + timedelta(hours=1), dedupe_by_query_per_day=True)
+    (entry,) = entries(workspace)
+    assert (entry["recallCount"], entry["maxScore"]) == (1, 0.5)  # a duplicate counts 0 towards maxScore
+    assert entry["lastRecalledAt"] == "2026-04-03T10:00:00.000Z"  # deduping, same query, same snippet: kept
+    _port(workspace, "q", 0.6, T0 + timedelta(hours=2))  # memory_search: no dedupe, counts, restamps
+    (entry,) = entries(workspace)
+    assert (entry["recallCount"], entry["lastRecalledAt"]) == (2, "2026-04-03T12:00:00.000Z")
+
+
+def test_provenance_merges_towards_the_least_trusted(workspace: Workspace) -> None:
+    from dreaming.memory.recall._record import merge_provenance
+
+    owner = {"originClass": "owner", "sessionKind": "interactive", "observedAt": 5}
+    agent = {"originClass": "agent", "sessionKind": "interactive", "observedAt": 3}
+    assert merge_provenance(owner, agent) == {"originClass": "agent", "sessionKind": "interactive", "observedAt": 5}
+    system = {"originClass": "system", "sessionKind": "cron", "observedAt": 9}
+    assert merge_provenance(agent, system) == {"originClass": "system", "sessionKind": "unknown", "observedAt": 9}
+    assert merge_provenance(None, agent) == agent
+
+
+def test_existing_fields_are_kept_and_tags_fall_back(workspace: Workspace) -> None:
+    _port(workspace, "q", 0.5, T0)
+    doc = store(workspace)
+    (entry,) = doc["entries"].values()
+    entry["promotedAt"] = "2026-04-03T11:00:00.000Z"
+    entry["futureField"] = {"x": 1}
+    entry["conceptTags"] = ["kept"]
+    entry["firstRecalledAt"] = "2026-04-01T00:00:00.000Z"
+    workspace.recall_store.write_text(json.dumps(doc), encoding="utf-8")
+    rec(workspace, "q2", PORT_NOTE, 4, 4, 0.5, "1234 5678", T0)  # other lines: its own entry
+    rec(workspace, "q2", PORT_NOTE, 3, 3, 0.5, PORT, T0 + timedelta(hours=1))
+    (entry,) = [e for e in entries(workspace) if e["snippet"] == PORT]
+    assert entry["promotedAt"] == "2026-04-03T11:00:00.000Z" and entry["futureField"] == {"x": 1}
+    assert entry["firstRecalledAt"] == "2026-04-01T00:00:00.000Z"
+    assert entry["conceptTags"] != ["kept"]  # derived again: this snippet yields tags
+    (digits,) = [e for e in entries(workspace) if e["snippet"] == "1234 5678"]
+    assert digits["conceptTags"] == []  # nothing derivable, nothing stored before
+
+
+def test_legacy_entry_without_user_hashes_keeps_its_earned_diversity(workspace: Workspace) -> None:
+    _port(workspace, "first", 0.5, T0)
+    doc = store(workspace)
+    (entry,) = doc["entries"].values()
+    del entry["userQueryHashes"]  # as a JSON store written before 2026.9 holds it
+    workspace.recall_store.write_text(json.dumps(doc), encoding="utf-8")
+    _port(workspace, "second", 0.5, T0)
+    (entry,) = entries(workspace)
+    assert entry["userQueryHashes"] == [query_hash("first"), query_hash("second")]
+
+
+def test_snippet_is_cut_at_800_utf16_units(workspace: Workspace) -> None:
+    long = "\U0001f600" * 399 + " " + "\U0001f600" * 300
+    rec(workspace, "q", PORT_NOTE, 1, 1, 0.5, long, T0)
+    (entry,) = entries(workspace)
+    # 798 units and a space fit; the next emoji (2 units) would pass 800, so the cut is there, then the end is trimmed
+    assert entry["snippet"] == "\U0001f600" * 399
+    assert entry["claimHash"] == claim_hash(long)  # identity is the full snippet
+
+
+def test_recall_days_order_openclaw_and_sorted_fix(workspace: Workspace) -> None:
+    from dreaming.memory.recall import RecordRules
+
+    for day in ("2026-04-05", "2026-04-02"):
+        _port(workspace, "q", 0.5, T0, day_bucket=day)
+    assert entries(workspace)[0]["recallDays"] == ["2026-04-05", "2026-04-02"]
+    _port(workspace, "q", 0.5, T0, day_bucket="2026-04-03", rules=RecordRules(compat=False))
+    assert entries(workspace)[0]["recallDays"] == ["2026-04-02", "2026-04-03", "2026-04-05"]

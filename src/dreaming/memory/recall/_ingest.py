@@ -33,8 +33,10 @@ from dreaming.memory.files import InputReport, atomic_write_json
 from dreaming.memory.recall._contamination import FENCE_END, FENCE_START, is_contaminated_snippet
 from dreaming.memory.recall._paths import is_short_term_path, note_day
 from dreaming.memory.recall._record import (
+    OPENCLAW_RULES,
     RecallQuery,
     RecallResult,
+    RecordRules,
     day_bucket_for,
     query_hash,
     record_recall_batch,
@@ -281,6 +283,7 @@ def ingest_daily_notes(
     limit: int = 10,
     lookback_days: int = 2,
     report: InputReport | None = None,
+    rules: RecordRules = OPENCLAW_RULES,
 ) -> IngestReport:
     """Record chunks of recent daily notes as ``daily`` signals (score 0.62), skipping notes already seen today.
 
@@ -360,7 +363,7 @@ def ingest_daily_notes(
             dedupe_by_query_per_day=False,
             day_bucket=today_s,
         )
-        record_recall_batch(ws, [query], now=now, timezone=timezone)
+        record_recall_batch(ws, [query], now=now, timezone=timezone, rules=rules)
     night = format_iso(now)
     last = state.get("lastNight")
     if not ingested and isinstance(last, dict) and last.get("at") == night:

@@ -21,7 +21,7 @@ from dreaming.memory.recall._ingest import IngestReport, ingest_daily_notes
 from dreaming.memory.recall._paths import readable_note
 from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
 from dreaming.memory.recall._ranking import _count
-from dreaming.memory.recall._record import day_bucket_for
+from dreaming.memory.recall._record import RecordRules, day_bucket_for
 from dreaming.memory.recall._store import parse_iso, read_store
 from dreaming.memory.workspace import Workspace
 
@@ -135,7 +135,10 @@ def light_sleep_recall(
     that are not UTF-8.
     """
     day = day_bucket_for(now, config.timezone)
-    ingest = ingest_daily_notes(ws, now=now, timezone=config.timezone, limit=config.deep.limit, report=report)
+    rules = RecordRules(compat=config.recall.openclaw_compat)
+    ingest = ingest_daily_notes(
+        ws, now=now, timezone=config.timezone, limit=config.deep.limit, report=report, rules=rules
+    )
     entries = _recent(ws, read_store(ws, now=now).entries, date.fromisoformat(day), LIGHT_LOOKBACK_DAYS)
 
     def order(item: tuple[str, dict[str, Any]]) -> tuple[float, int]:

@@ -1,23 +1,43 @@
-"""Record search hits in the recall store (OpenClaw's ``recordShortTermRecalls`` and grounded backfill).
+"""Record search hits in the recall store: OpenClaw 2026.9's ``recordShortTermRecalls``, one rule for every signal.
 
+A ``recall`` is an organic search hit, ``daily`` an ingested chunk of a daily note, ``grounded`` backfilled evidence.
 One call is one locked read-modify-write of the store; :func:`record_recall_batch` folds many queries into one, which
-is how bulk recording stays fast without changing the file format.
+is how bulk recording stays fast without changing the format.
+
+The rule, as OpenClaw 2026.9 applies it (reference §6):
+
+- the key: a recall uses an existing ``memory:claim:<claimHash>`` entry, else ``memory:<path>:<s>:<e>:<claimHash>``
+  when that entry exists, else ``memory:<path>:<s>:<e>``; a daily chunk folds into a non-claim entry of the same claim
+  that holds recalls or grounded evidence, else into ``memory:claim:<claimHash>``; grounded evidence uses an existing
+  claim entry, else the key with the claim hash appended;
+- a duplicate (the per-day flag set, the query already among ``queryHashes`` and the day among ``recallDays``) adds no
+  signal and counts 0 towards ``maxScore``;
+- ``queryHashes`` and ``recallDays`` merge distinct, keeping the last 32 and 16; ``userQueryHashes`` takes the query of
+  a ``recall`` only, so ingestion never passes for a user's question;
+- concept tags are derived again from the stored snippet (the old ones stay when none come out), provenance merges
+  towards the least trusted origin, ``claimHash`` is always written, ``firstRecalledAt`` and ``promotedAt`` are kept,
+  and a daily chunk or a recall folded into a claim entry keeps the entry's first path and lines.
+
+With ``[recall] openclaw_compat = false`` two of this project's fixes apply (see :class:`RecordRules`). In both modes a
+hit whose note lies outside the workspace is never recorded, and fields this code does not know survive.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from dreaming.memory.files import record_event
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
+from dreaming.memory.recall._js import utf16_len, utf16_truncate
 from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path, readable_note
 from dreaming.memory.recall._store import (
     RecallStore,
@@ -36,31 +56,69 @@ __all__ = [
     "MAX_QUERY_HASHES",
     "MAX_RECALL_DAYS",
     "MAX_SNIPPET_CHARS",
+    "OPENCLAW_RULES",
+    "ORIGIN_CLASSES",
     "GroundedItem",
     "RecallQuery",
     "RecallResult",
+    "RecordRules",
     "apply_retention",
+    "claim_entry_key",
     "claim_hash",
     "day_bucket_for",
     "entry_key",
+    "merge_provenance",
+    "merge_recent_distinct",
+    "normalize_project_keys",
     "normalize_snippet",
+    "now_ms",
     "query_hash",
     "record_grounded_short_term_candidates",
     "record_recall_batch",
     "record_short_term_recalls",
     "remove_grounded_short_term_candidates",
+    "truncate_snippet",
 ]
 
 MAX_QUERY_HASHES = 32
 MAX_RECALL_DAYS = 16
 MAX_SNIPPET_CHARS = 800
+"""The stored snippet's cap, in UTF-16 code units as JS counts them."""
 MAX_ENTRIES = 512
+ORIGIN_CLASSES = ("owner", "agent", "system", "untrusted")
+"""Provenance origins from most to least trusted; a merge keeps the later of the two."""
 
 SignalType = Literal["recall", "daily", "grounded"]
+
+# JS ``\s`` (what ``String.prototype.trim`` and OpenClaw's ``/\s+/g`` match): not Python's ``str.split()`` set, which
+# adds U+001C..U+001F and U+0085 and leaves out U+FEFF. Snippet and query hashes depend on the exact set.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_JS_RUNS = re.compile(f"[{_JS_SPACE}]+")
+_JS_EDGES = re.compile(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$")
+_JS_END = re.compile(f"[{_JS_SPACE}]+$")
+_ISO_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
 RecallResult = SearchHit
 """One search hit handed to the recorder: the search's own hit type."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class RecordRules:
+    """Which recording rule applies: OpenClaw 2026.9's exactly, or with this project's fixes.
+
+    ``compat=False`` keeps a workspace's recall days sorted, so that the 16 kept are the 16 newest even when a signal
+    is recorded for an earlier day than one already stored (ingestion that buckets by a note's own date wrote such
+    days: OpenClaw #67066). Organic searches de-duplicate per query and day under ``compat=False`` (that choice is the
+    caller's: :func:`dreaming.tools.search_and_record`).
+    """
+
+    compat: bool = True
+    """Record exactly as OpenClaw 2026.9 does."""
+
+
+OPENCLAW_RULES = RecordRules()
+"""Record exactly as OpenClaw 2026.9 does (the default)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -73,8 +131,8 @@ class RecallQuery:
     """Its hits."""
     signal_type: Literal["recall", "daily"] = "recall"
     """``recall`` for organic search, ``daily`` for ingestion."""
-    dedupe_by_query_per_day: bool = True
-    """Count the same query only once per entry per day."""
+    dedupe_by_query_per_day: bool = False
+    """Count the same query only once per entry per day (OpenClaw's ``memory_search`` does not)."""
     day_bucket: str | None = None
     """Override the day (``YYYY-MM-DD``) the signal counts for."""
 
@@ -97,16 +155,30 @@ class GroundedItem:
     """The query it was grounded by."""
     signal_count: int = 1
     """How many signals it stands for."""
+    day_bucket: str | None = None
+    """The day it counts for, when not today."""
+
+
+def js_trim(text: str) -> str:
+    """Return ``text.trim()`` as JS trims (its whitespace set, not Python's)."""
+    return _JS_EDGES.sub("", text)
 
 
 def normalize_snippet(snippet: str) -> str:
-    """Collapse whitespace (OpenClaw stores snippets on one line)."""
-    return " ".join(snippet.split())
+    """Return OpenClaw's ``normalizeSnippet``: trimmed, every whitespace run one space (JS's whitespace set)."""
+    return _JS_RUNS.sub(" ", js_trim(snippet))
+
+
+def truncate_snippet(snippet: str) -> str:
+    """Cut a snippet to 800 UTF-16 code units (never splitting a surrogate pair) and trim its end, as OpenClaw does."""
+    if utf16_len(snippet) <= MAX_SNIPPET_CHARS:
+        return snippet
+    return _JS_END.sub("", utf16_truncate(snippet, MAX_SNIPPET_CHARS))
 
 
 def query_hash(query: str) -> str:
-    """Return ``sha1(lower(query))[:12]``."""
-    return hashlib.sha1(query.strip().lower().encode("utf-8")).hexdigest()[:12]
+    """Return ``sha1(trim(lower(query)))[:12]``."""
+    return hashlib.sha1(js_trim(query).lower().encode("utf-8")).hexdigest()[:12]
 
 
 def claim_hash(snippet: str) -> str:
@@ -116,8 +188,13 @@ def claim_hash(snippet: str) -> str:
 
 def entry_key(path: str, start_line: int, end_line: int, claim: str | None = None) -> str:
     """Return ``memory:<path>:<start>:<end>[:<claimHash>]``."""
-    base = f"memory:{path}:{start_line}:{end_line}"
+    base = f"memory:{normalize_memory_path(path)}:{start_line}:{end_line}"
     return f"{base}:{claim}" if claim else base
+
+
+def claim_entry_key(claim: str) -> str:
+    """Return ``memory:claim:<claimHash>``, the key daily ingestion gives a claim that no line range owns yet."""
+    return f"memory:claim:{claim}"
 
 
 def day_bucket_for(now: datetime, timezone: str) -> str:
@@ -125,80 +202,208 @@ def day_bucket_for(now: datetime, timezone: str) -> str:
     return now.astimezone(ZoneInfo(timezone)).date().isoformat()
 
 
-def _merge_tail(values: list[Any], new: str, cap: int, *, sort: bool = False) -> list[Any]:
-    merged = list(dict.fromkeys([*values, new]))
+def now_ms(now: datetime) -> int:
+    """Return ``now`` as JS ``Date.now()`` milliseconds (floored, like the ISO stamps)."""
+    return (now.astimezone(UTC) - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(milliseconds=1)
+
+
+def merge_recent_distinct(existing: object, value: str, limit: int, *, sort: bool = False) -> list[str]:
+    """Return OpenClaw's ``mergeRecentDistinct``: distinct non-empty strings, ``value`` appended, the last ``limit``.
+
+    ``sort`` orders the result first (this project's recall days, see :class:`RecordRules`).
+    """
+    values = existing if isinstance(existing, list) else []
+    merged = list(dict.fromkeys(v for v in values if isinstance(v, str) and v))
+    if value and value not in merged:
+        merged.append(value)
     if sort:
         merged.sort()
-    return merged[-cap:]
+    return merged[-limit:] if len(merged) > limit else merged
 
 
-def _touch(
-    store: RecallStore,
-    *,
-    path: str,
-    start: int,
-    end: int,
-    snippet: str,
-    score: float,
-    qhash: str,
-    day: str,
-    stamp: str,
-    signal: SignalType,
-    dedupe: bool,
-    count: int = 1,
-    grounded: bool = False,
-) -> str:
-    full = normalize_snippet(snippet)
-    claim = claim_hash(full)
-    grounded_key = entry_key(path, start, end, claim)
-    key = grounded_key if grounded or grounded_key in store.entries else entry_key(path, start, end)
-    entry = store.entries.get(key)
-    if entry is None:
-        entry = {
-            "key": key,
-            "path": path,
-            "startLine": start,
-            "endLine": end,
-            "source": "memory",
-            "snippet": full[:MAX_SNIPPET_CHARS],
-            "recallCount": 0,
-            "dailyCount": 0,
-            "groundedCount": 0,
-            "totalScore": 0,
-            "maxScore": 0,
-            "firstRecalledAt": stamp,
-            "lastRecalledAt": stamp,
-            "queryHashes": [],
-            "recallDays": [],
-            "conceptTags": [],
-        }
-        if key == grounded_key:
-            entry["claimHash"] = claim
-        store.entries[key] = entry
-    hashes = (
-        [h for h in entry.get("queryHashes") or [] if isinstance(h, str)]
-        if isinstance(entry.get("queryHashes"), list)
-        else []
+def merge_provenance(existing: object, incoming: dict[str, Any]) -> dict[str, Any]:
+    """Merge an entry's provenance with a new signal's: the less trusted origin, ``unknown`` kinds unless equal.
+
+    ``observedAt`` is the later of the two, and ``supersedesKey`` survives only when both carry the same one.
+    """
+    if not isinstance(existing, dict):
+        return dict(incoming)
+    classes = {existing.get("originClass"), incoming.get("originClass")}
+    origin = next((c for c in reversed(ORIGIN_CLASSES) if c in classes), "untrusted")
+    same_kind = existing.get("sessionKind") == incoming.get("sessionKind")
+    merged: dict[str, Any] = {
+        "originClass": origin,
+        "sessionKind": incoming.get("sessionKind") if same_kind else "unknown",
+        "observedAt": _js_max(existing.get("observedAt"), incoming.get("observedAt")),
+    }
+    supersedes = existing.get("supersedesKey")
+    if supersedes and supersedes == incoming.get("supersedesKey"):
+        merged["supersedesKey"] = supersedes
+    return merged
+
+
+def _js_max(a: object, b: object) -> Any:
+    # ``Math.max`` of two stored numbers; a value that is not a number makes it NaN in JS, stored as null.
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        return None
+    return max(a, b)
+
+
+def normalize_project_keys(value: object) -> str | None:
+    """Return OpenClaw's normalized ``projectKey`` list: distinct, ``; ``-joined, a remote owner lower-cased."""
+    if not isinstance(value, str):
+        return None
+    keys: dict[str, None] = {}
+    for raw in value.split(";"):
+        key = js_trim(raw)
+        if not key or re.search(r"[\r\n<>]", key):
+            continue
+        slash = key.find("/")
+        if key.startswith("path:") or slash < 1:
+            keys[key] = None
+        else:
+            keys[key[:slash].lower() + key[slash:]] = None
+    return "; ".join(keys) if keys else None
+
+
+def _count(value: object) -> int:
+    # A stored counter as OpenClaw's arithmetic sees it: ``Math.floor(x ?? 0)``, anything unusable counting 0.
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0
+    return math.floor(value)
+
+
+def _score_of(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return 0.0
+    return float(value)
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def _user_hashes(entry: dict[str, Any]) -> list[str] | None:
+    """Return an entry's ``userQueryHashes`` as OpenClaw's reader yields them.
+
+    A stored list is kept; a missing one stands for the entry's query hashes when it has only recall signals (the
+    legacy rule of the read normalizer, reference §3.3), and stays absent otherwise. On a store already read through
+    that normalizer the field is there and this is the identity.
+    """
+    stored = entry.get("userQueryHashes")
+    if isinstance(stored, list):
+        return _strings(stored)
+    if _count(entry.get("dailyCount")) == 0 and _count(entry.get("groundedCount")) == 0:
+        return _strings(entry.get("queryHashes"))
+    return None
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Signal:
+    """One hit to record, resolved: where it is, what it says, and how it counts."""
+
+    path: str
+    start: int
+    end: int
+    snippet: str
+    score: float
+    qhash: str
+    day: str
+    kind: SignalType
+    dedupe: bool
+    count: int = 1
+
+
+def _choose_key(store: RecallStore, signal: _Signal, claim: str) -> tuple[str, bool]:
+    """Return the entry key a signal lands on, and whether it folds into a ``memory:claim:`` entry."""
+    entries = store.entries
+    if signal.kind == "daily":
+        for key, entry in entries.items():
+            if (
+                not key.startswith("memory:claim:")
+                and isinstance(entry, dict)
+                and _count(entry.get("recallCount")) + _count(entry.get("groundedCount")) > 0
+                and entry.get("claimHash") == claim
+            ):
+                return key, False
+        return claim_entry_key(claim), False
+    if claim_entry_key(claim) in entries:
+        return claim_entry_key(claim), True
+    claimed = entry_key(signal.path, signal.start, signal.end, claim)
+    if signal.kind != "recall" or claimed in entries:
+        return claimed, False
+    return entry_key(signal.path, signal.start, signal.end), False
+
+
+def _apply_signal(store: RecallStore, signal: _Signal, *, moment: datetime, rules: RecordRules) -> str:
+    """Fold one signal into its entry (OpenClaw's update rule); return the entry's key."""
+    stamp, observed = format_iso(moment), now_ms(moment)
+    raw = normalize_snippet(signal.snippet)
+    snippet = truncate_snippet(raw)
+    claim = claim_hash(raw)
+    key, folded = _choose_key(store, signal, claim)
+    found = store.entries.get(key)
+    existing: dict[str, Any] = found if isinstance(found, dict) else {}
+    days_before, hashes_before = _strings(existing.get("recallDays")), _strings(existing.get("queryHashes"))
+    duplicate = signal.dedupe and signal.qhash in hashes_before and signal.day in days_before
+    added = 0 if duplicate else signal.count
+    counts = {name: _count(existing.get(name)) for name in ("recallCount", "dailyCount", "groundedCount")}
+    counts[{"recall": "recallCount", "daily": "dailyCount", "grounded": "groundedCount"}[signal.kind]] += added
+    user_hashes = _user_hashes(existing) if existing else None
+    if signal.kind == "recall":
+        user_hashes = merge_recent_distinct(user_hashes or [], signal.qhash, MAX_QUERY_HASHES)
+    tags = derive_concept_tags(signal.path, snippet)
+    provenance = merge_provenance(
+        existing.get("provenance") if existing else None,
+        {"originClass": "agent", "sessionKind": "unknown", "observedAt": observed},
     )
-    days = (
-        [d for d in entry.get("recallDays") or [] if isinstance(d, str)]
-        if isinstance(entry.get("recallDays"), list)
-        else []
-    )
-    skip = dedupe and qhash in hashes and day in days
-    counter = {"recall": "recallCount", "daily": "dailyCount", "grounded": "groundedCount"}[signal]
-    if not skip:
-        # Hand-edited or foreign values ("3", null, NaN) read as 0, as OpenClaw's reader does: never a crash.
-        entry[counter] = max(0, math.floor(_num(entry, counter))) + count
-        entry["totalScore"] = _num(entry, "totalScore") + score * count
-    entry["maxScore"] = max(_num(entry, "maxScore"), score)
-    entry["snippet"] = full[:MAX_SNIPPET_CHARS]
-    entry["queryHashes"] = _merge_tail(hashes, qhash, MAX_QUERY_HASHES)
-    entry["recallDays"] = _merge_tail(days, day, MAX_RECALL_DAYS, sort=True)
-    entry["conceptTags"] = derive_concept_tags(path, full)
-    entry["lastRecalledAt"] = stamp
-    entry.setdefault("firstRecalledAt", stamp)
+    project = normalize_project_keys(existing.get("projectKey"))
+    repeated = (signal.dedupe or signal.kind == "daily") and signal.qhash in hashes_before
+    last = _or(existing.get("lastRecalledAt"), stamp) if repeated and existing.get("snippet") == snippet else stamp
+    keep_source = bool(existing) and (signal.kind == "daily" or folded)
+    entry: dict[str, Any] = {
+        "key": key,
+        "path": existing.get("path") if keep_source else signal.path,
+        "startLine": existing.get("startLine") if keep_source else signal.start,
+        "endLine": existing.get("endLine") if keep_source else signal.end,
+        "source": "memory",
+        "snippet": snippet or existing.get("snippet") or "",
+        **counts,
+        "totalScore": max(0.0, _score_of(existing.get("totalScore")) + signal.score * added),
+        "maxScore": max(_score_of(existing.get("maxScore")), 0.0 if duplicate else signal.score),
+        "firstRecalledAt": _or(existing.get("firstRecalledAt"), stamp),
+        "lastRecalledAt": last,
+        "queryHashes": merge_recent_distinct(hashes_before, signal.qhash, MAX_QUERY_HASHES),
+        **({"userQueryHashes": user_hashes} if user_hashes is not None else {}),
+        "recallDays": merge_recent_distinct(days_before, signal.day, MAX_RECALL_DAYS, sort=not rules.compat),
+        "conceptTags": tags if tags else _strings(existing.get("conceptTags")),
+        "provenance": provenance,
+        "claimHash": claim,
+        **({"projectKey": project} if project else {}),
+        **({"promotedAt": existing["promotedAt"]} if existing.get("promotedAt") else {}),
+    }
+    # Fields a newer OpenClaw (or anyone) wrote that this rule does not know are carried over, not dropped.
+    entry.update({k: v for k, v in existing.items() if k not in entry and k not in _OWN_FIELDS})
+    store.entries[key] = entry
     return key
+
+
+_OWN_FIELDS = frozenset(
+    {"key", "path", "startLine", "endLine", "source", "snippet", "recallCount", "dailyCount", "groundedCount",
+     "totalScore", "maxScore", "firstRecalledAt", "lastRecalledAt", "queryHashes", "userQueryHashes", "recallDays",
+     "conceptTags", "provenance", "claimHash", "projectKey", "promotedAt"}
+)  # fmt: skip
+"""The fields the update rule writes (or, for ``userQueryHashes``, ``projectKey`` and ``promotedAt``, may omit)."""
+
+
+def _or(value: object, default: str) -> Any:
+    # JS ``value ?? default``: only a missing value (None) falls back.
+    return default if value is None else value
+
+
+def _day(value: str | None, today: str) -> str:
+    match = _ISO_DAY.match(js_trim(value)) if value else None
+    return match.group(1) if match else today
 
 
 def _sort_time(entry: dict[str, Any]) -> float:
@@ -246,17 +451,26 @@ def _updating_store(ws: Workspace, now: datetime) -> Iterator[RecallStore]:
 
 
 def _accepts(ws: Workspace, result: RecallResult) -> bool:
+    # A hit is recorded only from short-term memory, with something to say that is not dreaming's own output, and
+    # never from a note whose real path is outside the workspace (a symbolic link out of it): in both modes.
+    raw = normalize_snippet(result.snippet)
     return (
         result.source == "memory"
         and is_short_term_path(result.path)
-        and bool(result.snippet.strip())
-        and not is_contaminated_snippet(result.snippet)
+        and bool(raw)
+        and not is_contaminated_snippet(raw)
         and readable_note(ws, result.path) is not None
     )
 
 
 def record_recall_batch(
-    ws: Workspace, queries: Sequence[RecallQuery], *, now: datetime, timezone: str = "UTC", event: bool = True
+    ws: Workspace,
+    queries: Sequence[RecallQuery],
+    *,
+    now: datetime,
+    timezone: str = "UTC",
+    event: bool = True,
+    rules: RecordRules = OPENCLAW_RULES,
 ) -> int:
     """Record many queries' hits in one locked read-modify-write; return the number of entries touched.
 
@@ -266,27 +480,18 @@ def record_recall_batch(
     accepted = [(q, [r for r in q.results if _accepts(ws, r)]) for q in queries]
     if not any(hits for _, hits in accepted):
         return 0
-    stamp = format_iso(now)
     today = day_bucket_for(now, timezone)
     touched: set[str] = set()
     with _updating_store(ws, now) as store:
         for q, hits in accepted:
             qhash = query_hash(q.query)
             for hit in hits:
-                key = _touch(
-                    store,
-                    path=normalize_memory_path(hit.path),
-                    start=int(hit.start_line),
-                    end=int(hit.end_line),
-                    snippet=hit.snippet,
-                    score=clamp_unit(hit.score),
-                    qhash=qhash,
-                    day=q.day_bucket or today,
-                    stamp=stamp,
-                    signal=q.signal_type,
-                    dedupe=q.dedupe_by_query_per_day,
-                )
-                touched.add(key)
+                signal = _Signal(
+                    path=normalize_memory_path(hit.path), start=max(1, int(hit.start_line)),
+                    end=max(1, int(hit.end_line)), snippet=hit.snippet, score=clamp_unit(hit.score), qhash=qhash,
+                    day=_day(q.day_bucket, today), kind=q.signal_type, dedupe=q.dedupe_by_query_per_day,
+                )  # fmt: skip
+                touched.add(_apply_signal(store, signal, moment=now, rules=rules))
     if event:
         record_event(ws.events, "memory.recall.recorded", now, entries=len(touched), queries=len(queries))
     return len(touched)
@@ -300,43 +505,40 @@ def record_short_term_recalls(
     now: datetime,
     timezone: str = "UTC",
     signal_type: Literal["recall", "daily"] = "recall",
-    dedupe_by_query_per_day: bool = True,
+    dedupe_by_query_per_day: bool = False,
     day_bucket: str | None = None,
+    rules: RecordRules = OPENCLAW_RULES,
 ) -> int:
     """Record one query's hits (OpenClaw's update rule); return the number of entries touched."""
     batch = RecallQuery(query=query, results=results, signal_type=signal_type,
                         dedupe_by_query_per_day=dedupe_by_query_per_day, day_bucket=day_bucket)  # fmt: skip
-    return record_recall_batch(ws, [batch], now=now, timezone=timezone)
+    return record_recall_batch(ws, [batch], now=now, timezone=timezone, rules=rules)
 
 
 def record_grounded_short_term_candidates(
-    ws: Workspace, items: Sequence[GroundedItem], *, now: datetime, timezone: str = "UTC"
+    ws: Workspace,
+    items: Sequence[GroundedItem],
+    *,
+    now: datetime,
+    timezone: str = "UTC",
+    dedupe_by_query_per_day: bool = False,
+    rules: RecordRules = OPENCLAW_RULES,
 ) -> int:
     """Record grounded evidence: ``groundedCount += signal_count``, ``totalScore += score * signal_count``."""
     usable = [i for i in items if _accepts(ws, RecallResult(i.path, i.start_line, i.end_line, i.score, i.snippet))]
     if not usable:
         return 0
-    stamp = format_iso(now)
-    day = day_bucket_for(now, timezone)
+    today = day_bucket_for(now, timezone)
     touched: set[str] = set()
     with _updating_store(ws, now) as store:
         for item in usable:
-            key = _touch(
-                store,
-                path=normalize_memory_path(item.path),
-                start=item.start_line,
-                end=item.end_line,
-                snippet=item.snippet,
-                score=clamp_unit(item.score),
-                qhash=query_hash(item.query),
-                day=day,
-                stamp=stamp,
-                signal="grounded",
-                dedupe=False,
-                count=max(0, int(item.signal_count)),
-                grounded=True,
-            )
-            touched.add(key)
+            signal = _Signal(
+                path=normalize_memory_path(item.path), start=max(1, item.start_line), end=max(1, item.end_line),
+                snippet=item.snippet, score=clamp_unit(item.score),
+                qhash=query_hash(normalize_snippet(item.query) or item.query), day=_day(item.day_bucket, today),
+                kind="grounded", dedupe=dedupe_by_query_per_day, count=max(1, int(item.signal_count)),
+            )  # fmt: skip
+            touched.add(_apply_signal(store, signal, moment=now, rules=rules))
     return len(touched)
 
 
