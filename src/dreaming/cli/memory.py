@@ -32,6 +32,7 @@ from dreaming.memory.recall import (
     audit_recall_artifacts,
     deep_sleep_recall,
     note_snippet,
+    promote_short_term_recalls,
     repair_recall_artifacts,
 )
 from dreaming.memory.search import SearchHit
@@ -68,6 +69,9 @@ def _register_recall(app: typer.Typer) -> None:
     @app.command()
     def promote(
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Rank and show; write nothing.")] = False,
+        limit: Annotated[
+            int | None, typer.Option("--limit", min=0, help="Promote at most this many (default: every eligible one).")
+        ] = None,
         json_out: JsonOption = False,
         now: NowOption = None,
         workspace: WorkspaceOption = Path("."),
@@ -82,7 +86,8 @@ def _register_recall(app: typer.Typer) -> None:
                 with refused_writes():
                     check_confined(ws)
                     with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds):
-                        summary = deep_sleep_recall(ws, config, now=moment)
+                        # ``openclaw memory promote --apply``: no repair, every entry ranked, the gates at apply.
+                        summary = promote_short_term_recalls(ws, config, now=moment, limit=limit)
             except LockBusyError as exc:
                 err_console.print(f"[red]error:[/] {exc}")
                 raise typer.Exit(EXIT_LOCK_BUSY) from exc

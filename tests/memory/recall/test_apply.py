@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dreaming.config import DeepConfig, DreamingConfig
+from dreaming.config import DeepConfig, DreamingConfig, RecallConfig
 from dreaming.memory import Workspace
 from dreaming.memory.recall import deep_sleep_recall, rank_short_term_candidates
 
@@ -14,6 +14,7 @@ from .helpers import at, entries, note, rec
 
 NOW = at("2026-04-01T12:00:00")
 ZERO_CFG = DreamingConfig(deep=DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0))
+OURS_CFG = DreamingConfig(deep=ZERO_CFG.deep, recall=RecallConfig(openclaw_compat=False))
 PATH = "memory/2026-04-01.md"
 GATEWAY = "Gateway binds loopback and port 18789"
 GREEK = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
@@ -38,15 +39,18 @@ def test_max_age_holds_back_old_entries(workspace: Workspace) -> None:
     assert not workspace.memory_md.exists()
 
 
-def test_happy_path_renarrows_and_marks_promoted(workspace: Workspace) -> None:
+@pytest.mark.parametrize(("config", "end"), [(ZERO_CFG, 12), (OURS_CFG, 10)])
+def test_happy_path_marks_promoted(workspace: Workspace, config: DreamingConfig, end: int) -> None:
+    """OpenClaw keeps a recorded range whose lines (past the end of the note) still read as the snippet; this
+    project's rehydration narrows it to the line that holds the text."""
     note(workspace, PATH, [*GREEK, GATEWAY])
     rec(workspace, "q", PATH, 10, 12, 0.92, GATEWAY, NOW)
-    summary = deep_sleep_recall(workspace, ZERO_CFG, now=NOW)
-    assert len(summary.applied) == 1 and (summary.applied[0].start_line, summary.applied[0].end_line) == (10, 10)
+    summary = deep_sleep_recall(workspace, config, now=NOW)
+    assert len(summary.applied) == 1 and (summary.applied[0].start_line, summary.applied[0].end_line) == (10, end)
     text = _memory(workspace)
     assert text.startswith("# Long-Term Memory\n")
     assert "## Promoted From Short-Term Memory (2026-04-01)" in text
-    assert f"- {GATEWAY} [score=" in text and "source=memory/2026-04-01.md:10-10]" in text
+    assert f"- {GATEWAY} [score=" in text and f"source=memory/2026-04-01.md:10-{end}]" in text
     assert "<!-- openclaw-memory-promotion:memory:memory/2026-04-01.md:10:12 -->" in text
     assert rank_short_term_candidates(workspace, ZERO_CFG.deep, now=NOW).candidates == ()
     (again,) = rank_short_term_candidates(workspace, ZERO_CFG.deep, now=NOW, include_promoted=True).candidates
@@ -110,14 +114,36 @@ COMMITTEE = ["# 2026-04-01", "", "## Committee", "- The CIO asked about cash.", 
     ],
 )
 def test_a_promoted_chunk_keeps_its_heading_as_context_without_a_stray_mark(workspace: Workspace, snippet: str) -> None:
+    """This project's rehydration (``openclaw_compat = false``): both recorded forms show the heading as context."""
     note(workspace, PATH, COMMITTEE)
     rec(workspace, "q", PATH, 3, 5, 0.9, snippet, NOW)
-    (applied,) = deep_sleep_recall(workspace, ZERO_CFG, now=NOW).applied
+    (applied,) = deep_sleep_recall(workspace, OURS_CFG, now=NOW).applied
     shown = "Committee: The CIO asked about cash.; Risk officer: limits stay at 5%."
     assert (applied.start_line, applied.end_line, applied.text) == (3, 5, shown)
     assert f"\n- {shown} [score=" in _memory(workspace) and "- ## " not in _memory(workspace)
     report = (workspace.reports_dir / "deep" / "2026-04-01.md").read_text(encoding="utf-8")
     assert f"- {shown} [promoted" in report
+
+
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        # the list items under their heading match at 4-5 (distance 1): 3-5 holds the heading line itself
+        ("Committee: The CIO asked about cash.; Risk officer: limits stay at 5%.",
+         (4, 5, "Committee: The CIO asked about cash.; Risk officer: limits stay at 5%.")),
+        # the older recorded form is exactly lines 3-5 joined: kept as it reads
+        ("## Committee - The CIO asked about cash. - Risk officer: limits stay at 5%.",
+         (3, 5, "## Committee - The CIO asked about cash. - Risk officer: limits stay at 5%.")),
+    ],
+)  # fmt: skip
+def test_openclaw_rehydration_of_a_chunk_under_a_heading(
+    workspace: Workspace, snippet: str, expected: tuple[int, int, str]
+) -> None:
+    note(workspace, PATH, COMMITTEE)
+    rec(workspace, "q", PATH, 3, 5, 0.9, snippet, NOW)
+    (applied,) = deep_sleep_recall(workspace, ZERO_CFG, now=NOW).applied
+    assert (applied.start_line, applied.end_line, applied.text) == expected
+    assert entries(workspace)[0]["snippet"] == expected[2]
 
 
 def test_an_ingested_line_is_shown_with_the_heading_it_sits_under(workspace: Workspace) -> None:
@@ -138,7 +164,7 @@ def test_snippet_gone_from_note_is_refused(workspace: Workspace) -> None:
     note(workspace, PATH, ["Something else entirely"])
     rec(workspace, "q", PATH, 1, 1, 0.9, GATEWAY, NOW)
     summary = deep_sleep_recall(workspace, ZERO_CFG, now=NOW)
-    assert summary.applied == () and summary.refused[0][1] == "snippet_not_found"
+    assert summary.applied == () and summary.refused[0][1] == "source rehydration failed"
     assert not workspace.memory_md.exists()
 
 
@@ -148,7 +174,8 @@ def test_fenced_range_is_refused(workspace: Workspace) -> None:
     note(workspace, PATH, lines)
     rec(workspace, "q", PATH, 8, 8, 0.9, "- Candidate: staged dream scratchwork", NOW)
     summary = deep_sleep_recall(workspace, ZERO_CFG, now=NOW)
-    assert summary.applied == () and summary.refused[0][1] == "fenced"
+    assert summary.applied == () and summary.refused[0][1] == "source rehydration failed"
+    assert deep_sleep_recall(workspace, OURS_CFG, now=NOW).refused[0][1] == "fenced"
     assert "Promoted From" not in _memory(workspace) and "scratchwork" not in _memory(workspace)
 
 
@@ -182,14 +209,29 @@ def _seed_budget(ws: Workspace) -> str:
     return old
 
 
-def test_size_budget_drops_oldest_generated_section_only(workspace: Workspace) -> None:
-    _seed_budget(workspace)
+def test_size_budget_holds_back_what_would_lose_too_many_prior_entries(workspace: Workspace) -> None:
+    old = _seed_budget(workspace)
     text = "Rotate the staging Postgres credentials"
     note(workspace, "memory/2026-04-25.md", [text])
     rec(workspace, "q", "memory/2026-04-25.md", 1, 1, 0.9, text, at("2026-04-25T10:00:00"))
     config = DreamingConfig(
         deep=DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0, memory_file_max_chars=1400)
     )
+    # dropping one of the two prior entries would lose 50% > 25%: the candidate waits, MEMORY.md is untouched
+    summary = deep_sleep_recall(workspace, config, now=at("2026-04-25T10:00:00"))
+    assert summary.applied == () and summary.refused[0][1].startswith("memory budget (MEMORY.md budget exceeded (")
+    assert _memory(workspace) == old and "promotedAt" not in entries(workspace)[0]
+
+
+def test_size_budget_drops_oldest_generated_section_only(workspace: Workspace) -> None:
+    _seed_budget(workspace)
+    text = "Rotate the staging Postgres credentials"
+    note(workspace, "memory/2026-04-25.md", [text])
+    rec(workspace, "q", "memory/2026-04-25.md", 1, 1, 0.9, text, at("2026-04-25T10:00:00"))
+    config = DreamingConfig(
+        deep=DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=0, memory_file_max_chars=1400,
+                        max_prior_entry_loss_fraction=0.5)
+    )  # fmt: skip
     summary = deep_sleep_recall(workspace, config, now=at("2026-04-25T10:00:00"))
     assert len(summary.applied) == 1 and summary.compacted_dates == ("2026-04-10",)
     result = _memory(workspace)

@@ -162,15 +162,37 @@ def test_script_coverage(workspace: Workspace) -> None:
     )  # fmt: skip
 
 
-def test_deep_normalizes_duplicated_hashes_and_days(workspace: Workspace) -> None:
+def test_deep_normalizes_duplicated_hashes_and_days_with_the_project_rules(workspace: Workspace) -> None:
     snippet = "Move backups to S3 Glacier and sync router failover notes."
     seeded = _entry("memory:memory/2026-04-02.md:1:1", snippet, queryHashes=["abc", "abc", "def"],
                     recallDays=["2026-04-01", "2026-04-01", "2026-04-03"], conceptTags=[])  # fmt: skip
     _write(workspace, {seeded["key"]: seeded})
-    deep_sleep_recall(workspace, DreamingConfig(), now=NOW)
+    note(workspace, "memory/2026-04-02.md", [snippet])
+    deep_sleep_recall(workspace, DreamingConfig.from_mapping({"recall": {"openclaw_compat": False}}), now=NOW)
     (fixed,) = entries(workspace)
     assert fixed["queryHashes"] == ["abc", "def"] and fixed["recallDays"] == ["2026-04-01", "2026-04-03"]
     assert {"failover", "glacier", "router"} <= set(fixed["conceptTags"])
+
+
+def test_sweep_repair_as_openclaw(workspace: Workspace) -> None:
+    """§5.2: tags derived again (replacing stored ones), days made distinct plus lastRecalledAt's day, dangling gone."""
+    snippet = "Move backups to S3 Glacier and sync router failover notes."
+    seeded = _entry("memory:memory/2026-04-02.md:1:1", snippet, recallDays=["2026-04-01", "2026-04-01"],
+                    conceptTags=["stale"])  # fmt: skip
+    gone = _entry("memory:memory/2026-04-03.md:1:1", "A note that was deleted since.")
+    _write(workspace, {seeded["key"]: seeded, gone["key"]: gone})
+    note(workspace, "memory/2026-04-02.md", [snippet])
+    workspace.phase_signals.write_text(json.dumps({"version": 1, "entries": {
+        gone["key"]: {"key": gone["key"], "lightHits": 1, "remHits": 0, "lastLightAt": "2026-04-04T09:00:00.000Z"},
+        seeded["key"]: {"key": seeded["key"], "lightHits": 1, "remHits": 0, "lastLightAt": "2026-04-04T09:00:00.000Z"},
+    }}), encoding="utf-8")  # fmt: skip
+    summary = deep_sleep_recall(workspace, DreamingConfig(), now=NOW)
+    assert summary.removed_dangling_entries == 1
+    (fixed,) = entries(workspace)
+    assert fixed["recallDays"] == ["2026-04-01", "2026-04-04"]  # distinct, lastRecalledAt's day appended
+    assert "stale" not in fixed["conceptTags"] and "glacier" in fixed["conceptTags"]
+    signals = json.loads(workspace.phase_signals.read_text(encoding="utf-8"))["entries"]
+    assert list(signals) == [seeded["key"]]
 
 
 # --- OpenClaw compatibility -------------------------------------------------------------------------------------
@@ -178,7 +200,8 @@ def test_deep_normalizes_duplicated_hashes_and_days(workspace: Workspace) -> Non
 
 def test_openclaw_store_is_read_ranked_and_promoted_and_unknown_fields_survive(workspace: Workspace) -> None:
     key = "memory:memory/2026-04-03.md:2:2"
-    entry = _entry(key, "Configured VLAN 10 on Omada router", startLine=2, endLine=2, provenance="agent",
+    provenance = {"originClass": "owner", "sessionKind": "interactive", "observedAt": 1}
+    entry = _entry(key, "Configured VLAN 10 on Omada router", startLine=2, endLine=2, provenance=provenance,
                    futureField={"nested": [1, 2]}, totalScore=3.0,
                    conceptTags=["configured", "vlan", "omada", "router"])  # fmt: skip
     _write(workspace, {key: entry}, pluginNote="kept")
@@ -192,7 +215,7 @@ def test_openclaw_store_is_read_ranked_and_promoted_and_unknown_fields_survive(w
     doc = json.loads(workspace.recall_store.read_text())
     assert doc["pluginNote"] == "kept"
     kept = doc["entries"][key]
-    assert kept["provenance"] == "agent" and kept["futureField"] == {"nested": [1, 2]}
+    assert kept["provenance"] == provenance and kept["futureField"] == {"nested": [1, 2]}
     assert kept["promotedAt"] == "2026-04-04T10:00:00.000Z"
 
 

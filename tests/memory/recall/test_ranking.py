@@ -21,6 +21,7 @@ from dreaming.memory.recall import (
     remove_grounded_short_term_candidates,
 )
 from dreaming.memory.recall._ranking import rank_entries
+from dreaming.memory.recall._record import claim_entry_key, claim_hash
 
 from .helpers import ZERO, at, entries, note, rec
 
@@ -60,7 +61,7 @@ def test_recency_half_life(workspace: Workspace, half_life: float, expected: flo
 def _daily_day(ws: Workspace, day: str) -> None:
     now = at(f"{day}T10:00:00")
     rec(ws, f"__dreaming_daily__:{day}", PATH, 1, 2, 0.62, GLACIER, now, signal_type="daily", day_bucket=day)
-    key = f"memory:{PATH}:1:2"
+    key = claim_entry_key(claim_hash(GLACIER))  # 2026.9 files an unrecalled daily claim under its claim key
     record_phase_signals(ws, phase="light", keys=[key], now=now)
     record_phase_signals(ws, phase="rem", keys=[key], now=now)
 
@@ -87,7 +88,7 @@ def test_daily_only_without_phase_boost_stays_below_gate(workspace: Workspace) -
         rec(workspace, f"__dreaming_daily__:{day}", PATH, 1, 2, 0.62, GLACIER, at(f"{day}T10:00:00"),
             signal_type="daily", day_bucket=day)  # fmt: skip
     result = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00"))
-    assert result.skipped == ((f"memory:{PATH}:1:2", "min_score"),)
+    assert result.skipped == ((claim_entry_key(claim_hash(GLACIER)), "min_score"),)
 
 
 def test_spaced_recalls_consolidation(workspace: Workspace) -> None:

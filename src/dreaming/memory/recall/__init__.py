@@ -18,7 +18,12 @@ from dreaming.memory.recall._audit import (
 )
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet, line_range_overlaps_dreaming_fence
-from dreaming.memory.recall._deep import AppliedPromotion, PromotionSummary, deep_sleep_recall
+from dreaming.memory.recall._deep import (
+    AppliedPromotion,
+    PromotionSummary,
+    deep_sleep_recall,
+    promote_short_term_recalls,
+)
 from dreaming.memory.recall._ingest import chunk_daily_note, ingest_daily_notes, note_snippet
 from dreaming.memory.recall._paths import is_short_term_path
 from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
@@ -61,6 +66,7 @@ __all__ = [
     "light_sleep_recall",
     "line_range_overlaps_dreaming_fence",
     "note_snippet",
+    "promote_short_term_recalls",
     "promotion_marker",
     "rank_short_term_candidates",
     "read_light_staged_keys",

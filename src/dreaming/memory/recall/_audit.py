@@ -3,28 +3,39 @@
 Repair normalizes every entry (distinct query hashes and days, counters floored, snippets cut to 800 characters,
 missing concept tags and days derived), drops invalid and contaminated entries and the overflow past 512 (entries with
 real recalls kept first), and removes a stale lock. A healthy store is left byte-identical.
+
+The nightly sweep repairs as OpenClaw 2026.9's ``repairShortTermPromotionArtifacts`` does (:func:`sweep_repair`):
+concept tags derived again (the derived list replaces the stored one unless it is empty), recall days made distinct
+with the day of ``lastRecalledAt`` appended, entries whose note is gone removed with their phase signals, the 512 cap.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+from dreaming.memory._decode import parse_json_bytes
+from dreaming.memory.files import atomic_write_json
 from dreaming.memory.recall._concepts import derive_concept_tags, script_of
 from dreaming.memory.recall._contamination import is_contaminated_snippet
-from dreaming.memory.recall._paths import is_short_term_path
+from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
 from dreaming.memory.recall._record import (
     MAX_ENTRIES,
     MAX_QUERY_HASHES,
     MAX_RECALL_DAYS,
     MAX_SNIPPET_CHARS,
     apply_retention,
+    merge_recent_distinct,
 )
 from dreaming.memory.recall._store import (
     RecallStore,
+    format_iso,
     lock_is_stale,
     parse_iso,
     promotion_lock_path,
@@ -38,9 +49,12 @@ __all__ = [
     "AuditIssue",
     "AuditReport",
     "RepairReport",
+    "SweepRepair",
     "audit_recall_artifacts",
     "normalize_entry",
+    "note_candidates",
     "repair_recall_artifacts",
+    "sweep_repair",
 ]
 
 
@@ -242,3 +256,102 @@ def repair_recall_artifacts(ws: Workspace, *, now: datetime) -> RepairReport:
         removed_overflow_entries=overflow,
         removed_stale_lock=removed_lock,
     )
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SweepRepair:
+    """What the nightly sweep's repair changed in the store it was given."""
+
+    changed: bool
+    """The store differs from what was read (so it must be written)."""
+    removed_invalid_entries: int
+    """Entries that were not valid recall entries, or carried dreaming output."""
+    removed_dangling_entries: int
+    """Entries whose note no longer exists."""
+    removed_overflow_entries: int
+    """Entries past the 512 cap."""
+
+
+def note_candidates(ws: Workspace, path: str) -> list[Path]:
+    """Return where a stored path may live, as OpenClaw looks: the path, then ``memory/<basename>`` if elsewhere."""
+    text = normalize_memory_path(path)
+    names = [text] if text.startswith("memory/") else [text, f"memory/{text.rsplit('/', 1)[-1]}"]
+    return list(dict.fromkeys(ws.root / name for name in names))
+
+
+def _note_exists(ws: Workspace, path: str) -> bool:
+    # A candidate whose real path leaves the workspace is never looked at; such an entry is kept, not judged gone.
+    for candidate in note_candidates(ws, path):
+        if not ws.contains(candidate):
+            return True
+        if candidate.is_file():
+            return True
+    return False
+
+
+def _iso_day(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    return text[:10] if len(text) >= 10 and text[4] == "-" and text[7] == "-" and text[:4].isdigit() else None
+
+
+def _drop_phase_signals(ws: Workspace, keys: Iterable[str], now: datetime) -> None:
+    """Remove the phase signals of removed entries from ``phase-signals.json``. Call under the lock."""
+    doomed = set(keys)
+    try:
+        doc = parse_json_bytes(ws.phase_signals.read_bytes())
+    except (FileNotFoundError, ValueError):
+        return
+    entries = doc.get("entries") if isinstance(doc, dict) else None
+    if not isinstance(entries, dict) or not doomed & set(entries):
+        return
+    doc["entries"] = {k: v for k, v in entries.items() if k not in doomed}
+    doc["updatedAt"] = format_iso(now)
+    atomic_write_json(ws.phase_signals, doc)
+
+
+def sweep_repair(
+    ws: Workspace, store: RecallStore, *, now: datetime, compat: bool = True, write_signals: bool = True
+) -> SweepRepair:
+    """Repair ``store`` in memory as the nightly sweep does, and drop the phase signals of removed entries.
+
+    With ``compat`` this is OpenClaw 2026.9's repair (module docstring); without it this project's normalization
+    (:func:`repair_in_place`), then the same removal of entries whose note is gone. Call under the lock; the caller
+    writes the store when ``changed``. ``write_signals=False`` (a dry run) leaves the phase signals alone.
+    """
+    if compat:
+        before = json.dumps(store.entries, sort_keys=False, default=str)
+        entries: dict[str, dict[str, Any]] = {}
+        invalid = 0
+        fallback = now.astimezone(UTC).date().isoformat()
+        for key, entry in store.entries.items():
+            if normalize_entry(key, entry) is None:
+                invalid += 1
+                continue
+            tags = derive_concept_tags(str(entry["path"]), str(entry["snippet"]))
+            stored = entry.get("conceptTags")
+            day = _iso_day(entry.get("lastRecalledAt")) or fallback
+            entries[key] = {
+                **entry,
+                "recallDays": merge_recent_distinct(entry.get("recallDays"), day, MAX_RECALL_DAYS),
+                "conceptTags": tags or (stored if isinstance(stored, list) else []),
+            }
+        store.entries = entries
+        changed = store.problem is not None or invalid > 0
+    else:
+        changed, invalid, _ = repair_in_place(store)
+        before = ""
+    gone = [key for key, entry in store.entries.items() if not _note_exists(ws, str(entry.get("path", "")))]
+    for key in gone:
+        del store.entries[key]
+    overflow = len(apply_retention(store, MAX_ENTRIES))
+    if compat:
+        changed = changed or json.dumps(store.entries, sort_keys=False, default=str) != before
+    changed = changed or bool(gone) or overflow > 0
+    if gone and write_signals:
+        _drop_phase_signals(ws, gone, now)
+    return SweepRepair(
+        changed=changed, removed_invalid_entries=invalid, removed_dangling_entries=len(gone),
+        removed_overflow_entries=overflow,
+    )  # fmt: skip

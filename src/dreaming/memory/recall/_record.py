@@ -164,6 +164,11 @@ def js_trim(text: str) -> str:
     return _JS_EDGES.sub("", text)
 
 
+def js_trim_end(text: str) -> str:
+    """Return ``text.trimEnd()`` as JS trims."""
+    return _JS_END.sub("", text)
+
+
 def normalize_snippet(snippet: str) -> str:
     """Return OpenClaw's ``normalizeSnippet``: trimmed, every whitespace run one space (JS's whitespace set)."""
     return _JS_RUNS.sub(" ", js_trim(snippet))
@@ -173,7 +178,7 @@ def truncate_snippet(snippet: str) -> str:
     """Cut a snippet to 800 UTF-16 code units (never splitting a surrogate pair) and trim its end, as OpenClaw does."""
     if utf16_len(snippet) <= MAX_SNIPPET_CHARS:
         return snippet
-    return _JS_END.sub("", utf16_truncate(snippet, MAX_SNIPPET_CHARS))
+    return js_trim_end(utf16_truncate(snippet, MAX_SNIPPET_CHARS))
 
 
 def query_hash(query: str) -> str:
