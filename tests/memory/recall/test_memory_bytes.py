@@ -211,4 +211,5 @@ def test_promote_limit_and_gates_at_apply(workspace: Workspace) -> None:
     }
     strict = DeepConfig(min_score=0, min_unique_queries=0, min_recall_count=4)
     gated = promote_short_term_recalls(workspace, DreamingConfig(deep=strict), now=NOW)
-    assert gated.applied == () and {r for _, r in gated.refused} >= {"signal threshold (3 < 4)", "already promoted"}
+    assert gated.applied == () and {r for _, r in gated.refused} == {"signal threshold (3 < 4)"}
+    assert ("memory:memory/2026-04-08.md:1:1", "promoted") in gated.ranking.skipped  # promoted: not ranked again
