@@ -13,6 +13,7 @@ import pytest
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import list_gaps
 from dreaming.memory.recall import note_snippet
+from dreaming.memory.recall._record import RecordRules
 from dreaming.memory.search import SearchHit
 from dreaming.tools.memory_search import (
     FakeMemorySearch,
@@ -112,6 +113,7 @@ def fake_recall(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     module.record_short_term_recalls = record_short_term_recalls  # type: ignore[attr-defined]
     module.note_snippet = note_snippet  # type: ignore[attr-defined]
+    module.RecordRules = RecordRules  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "dreaming.memory.recall", module)
     return calls
 
@@ -124,10 +126,21 @@ def test_hits_are_recorded_as_recalls_and_no_gap(
     assert (outcome.gap_type, outcome.gap, outcome.recording_errors) == (None, None, 0)
     (call,) = fake_recall
     assert (call["query"], call["now"], call["timezone"]) == ("kafka retention", now, "Europe/Paris")
+    # OpenClaw's memory_search counts every search, the same query the same day again included
+    assert call["dedupe_by_query_per_day"] is False and call["rules"] == RecordRules(compat=True)
     assert [(r.path, r.start_line, r.end_line, r.score, r.snippet, r.source) for r in call["results"]] == [
         ("memory/2026-04-14.md", 1, 1, 1.0, "kafka retention is seven days", "memory")
     ]
     assert list_gaps(workspace) == []
+
+
+def test_the_project_rules_count_a_query_once_per_day(
+    workspace: Workspace, now: datetime, fake_recall: list[dict[str, Any]]
+) -> None:
+    write(workspace, "memory/2026-04-14.md", "kafka retention is seven days\n")
+    search_and_record(workspace, "kafka retention", now=now, openclaw_compat=False)
+    (call,) = fake_recall
+    assert call["dedupe_by_query_per_day"] is True and call["rules"] == RecordRules(compat=False)
 
 
 def test_a_hit_is_recorded_as_one_snippet_line_with_its_heading_as_context(
