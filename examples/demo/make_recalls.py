@@ -29,6 +29,7 @@ def main() -> None:
         scratch = Path(tmp) / "ws"
         shutil.copytree(HERE, scratch)
         ws = Workspace.at(scratch)
+        ws.recall_store.unlink(missing_ok=True)  # recorded afresh: each search counts (OpenClaw 2026.9 memory_search)
         for when, query in SEARCHES:
             now = datetime.fromisoformat(when).replace(tzinfo=UTC)
             outcome = search_and_record(ws, query, now=now, limit=3)

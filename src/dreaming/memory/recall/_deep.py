@@ -423,13 +423,14 @@ def deep_sleep_recall(
         return disabled
     gates = _Gates.of(config.deep, limit=config.deep.limit, consolidation=True)
     compat = config.recall.openclaw_compat
+    _read_memory_md(ws, report)  # the night reports MEMORY.md's undecodable lines whether or not anything is promoted
 
     def sweep(store: RecallStore) -> tuple[RankingResult, _Applied, SweepRepair]:
         repair = sweep_repair(ws, store, now=now, compat=compat, write_signals=not dry_run)
         if repair.changed and not dry_run:
             write_store(ws, store, now=now)
         ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
-        done = _apply(ws, config, store, ranking.candidates, gates, now=now, day=day, dry_run=dry_run, report=report)
+        done = _apply(ws, config, store, ranking.candidates, gates, now=now, day=day, dry_run=dry_run, report=None)
         return ranking, done, repair
 
     if dry_run:
