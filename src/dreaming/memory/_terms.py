@@ -30,7 +30,7 @@ There are three tokenizers, on purpose, and each keeps its exact results:
   (``証明書の更新`` is ``証明 明書 の 更新``), so a Japanese particle between two words joins neither.
 
 Their stop-word lists differ too: research also drops question words and verbs such as "use" or "get"; morphological
-query terms also drop the one-kana particles of Japanese (``の``, ``を``, ``は``).
+terms have no stop words at all (the index terms' list) and no one-kana particles of Japanese (``の``, ``を``, ``は``).
 """
 
 from __future__ import annotations
@@ -94,6 +94,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 
 def _fold_diacritics(text: str) -> str:
+    if text.isascii():  # the common case, and NFKD changes no ASCII character
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -153,45 +155,52 @@ _HIRAGANA = "\u3041-\u3096\u309d-\u309f\u30fc"
 _KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
 _HANGUL = "\u1100-\u11ff\u3131-\u318e\ua960-\ua97f\uac00-\ud7a3\ud7b0-\ud7ff"
 _MORPH_RUN = re.compile(
-    f"(?P<cjk>[{_HAN}]+|[{_HIRAGANA}]+|[{_KATAKANA}]+|[{_HANGUL}]+)|[^\\W_{_HAN}{_HIRAGANA}{_KATAKANA}{_HANGUL}]+"
+    f"([{_HAN}]+|[{_HIRAGANA}]+|[{_KATAKANA}]+|[{_HANGUL}]+)|([^\\W_{_HAN}{_HIRAGANA}{_KATAKANA}{_HANGUL}]+)"
 )
 _ONE_KANA = re.compile(f"[{_HIRAGANA}]")
 # Latin letters that NFKD leaves whole (no combining mark to drop); ß is handled by case folding (ß -> ss).
 _LETTER_FOLDS = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i"})
 
 
-def _morph_terms(text: str) -> Iterator[tuple[str, bool]]:
-    # Each morphological token of ``text`` in order, with whether a query should look for it (not a stop word).
-    # NFKC first: half-width katakana and full-width Latin meet their usual forms, and Hangul syllables stay whole
-    # (NFKD would split them into jamo, and would strip the voicing marks off kana).
-    for match in _MORPH_RUN.finditer(unicodedata.normalize("NFKC", text).casefold()):
-        run = match.group()
-        if match.lastgroup == "cjk":
-            if len(run) == 1:
-                yield run, not _ONE_KANA.fullmatch(run)
-            else:
-                yield from ((run[i : i + 2], True) for i in range(len(run) - 1))
-            continue
-        for word in _TOKEN.findall(_fold_diacritics(run).translate(_LETTER_FOLDS)):
-            yield (stem_word(word) if word.isascii() else word), word not in INDEX_STOP_WORDS
+def _morph_runs(text: str) -> list[tuple[str, str]]:
+    # ``(cjk_run, "")`` or ``("", word_run)`` for each run of ``text``. NFKC first: half-width katakana and full-width
+    # Latin meet their usual forms, and Hangul syllables stay whole (NFKD would split them into jamo, and would strip
+    # the voicing marks off kana).
+    runs: list[tuple[str, str]] = _MORPH_RUN.findall(unicodedata.normalize("NFKC", text).casefold())
+    return runs
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    if len(run) > 1:
+        return [run[i : i + 2] for i in range(len(run) - 1)]
+    return [] if _ONE_KANA.fullmatch(run) else [run]  # a one-kana run is a particle (の, を, は)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _word_tokens(run: str) -> tuple[str, ...]:
+    # A run of letters and digits outside the CJK scripts, already case folded. Cached: words repeat (Zipf), and
+    # folding and stemming one costs far more than the lookup.
+    folded = run if run.isascii() else _fold_diacritics(run).translate(_LETTER_FOLDS)
+    return tuple(
+        stem_word(word) if word.isascii() else word for word in _TOKEN.findall(folded) if word not in INDEX_STOP_WORDS
+    )
 
 
 def morph_tokens(text: str) -> list[str]:
-    """Return every morphological token of ``text`` in order (repeats kept): what the second table indexes."""
-    return [token for token, _ in _morph_terms(text)]
+    """Return every morphological token of ``text`` in order (repeats kept): what the second table indexes.
+
+    Stop words and one-kana particles are left out: they would double the table's size and never find a note that the
+    exact search does not (a query of stop words alone is the exact table's).
+    """
+    tokens: list[str] = []
+    for cjk, word in _morph_runs(text):
+        tokens.extend(_word_tokens(word) if word else _cjk_tokens(cjk))
+    return tokens
 
 
 def morph_salient_terms(query: str) -> tuple[str, ...]:
-    """Return the query's distinct morphological tokens, at most :data:`MAX_QUERY_TERMS`, without stop words.
-
-    Like :func:`index_salient_terms`, a query made of stop words alone keeps them all.
-    """
-    found: dict[str, bool] = {}
-    for token, salient_here in _morph_terms(query):
-        found[token] = found.get(token, False) or salient_here  # "doing" (a stop word) must not hide "do"
-    terms = tuple(found)[:MAX_QUERY_TERMS]
-    salient = tuple(term for term in terms if found[term])
-    return salient or terms
+    """Return the query's distinct morphological tokens, at most :data:`MAX_QUERY_TERMS`; none for stop words alone."""
+    return tuple(dict.fromkeys(morph_tokens(query)))[:MAX_QUERY_TERMS]
 
 
 def morph_term_coverage(terms: Iterable[str], text: str) -> float:

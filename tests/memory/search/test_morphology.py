@@ -10,7 +10,7 @@ from dreaming.memory._terms import morph_salient_terms, morph_term_coverage, mor
 @pytest.mark.parametrize(
     ("text", "tokens"),
     [
-        ("The rate limits", ["the", "rate", "limit"]),
+        ("The rate limits", ["rate", "limit"]),  # no stop words
         ("requests per minute", ["request", "per", "minut"]),
         ("Zürich office café", ["zurich", "offic", "cafe"]),
         ("Zu\u0308rich", ["zurich"]),  # decomposed, as some editors save it
@@ -18,7 +18,7 @@ from dreaming.memory._terms import morph_salient_terms, morph_term_coverage, mor
         ("ＡＰＩ gateway", ["api", "gateway"]),  # full-width Latin
         ("备份任务", ["备份", "份任", "任务"]),
         ("数据库，备份。", ["数据", "据库", "备份"]),  # punctuation ends a run
-        ("証明書の更新", ["証明", "明書", "の", "更新"]),  # a run of one script ends where another begins
+        ("証明書の更新", ["証明", "明書", "更新"]),  # a run of one script ends where another begins; no particle
         ("サーバー", ["サー", "ーバ", "バー"]),
         ("ｻｰﾊﾞｰ", ["サー", "ーバ", "バー"]),  # half-width katakana, voicing mark kept
         ("서버를 재시작", ["서버", "버를", "재시", "시작"]),  # Hangul syllables stay whole
@@ -30,10 +30,10 @@ def test_morph_tokens(text: str, tokens: list[str]) -> None:
     assert morph_tokens(text) == tokens
 
 
-def test_query_terms_drop_stop_words_and_one_kana_particles() -> None:
+def test_query_terms_are_distinct_tokens() -> None:
     assert morph_salient_terms("what are the rate limits") == ("rate", "limit")
     assert morph_salient_terms("証明書の更新") == ("証明", "明書", "更新")
-    assert morph_salient_terms("the") == ("the",)  # stop words alone are kept, as index_salient_terms keeps them
+    assert morph_salient_terms("the") == morph_salient_terms("の") == ()  # the exact search answers those
     assert morph_salient_terms("limits limit LIMITING") == ("limit",)
     assert morph_salient_terms("!!!") == ()
 

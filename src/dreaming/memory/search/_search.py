@@ -34,7 +34,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
@@ -76,6 +76,8 @@ CANDIDATE_FACTOR = 4
 
 SNIPPET_MAX_CHARS = 700
 """A hit's snippet is its chunk's text, cut to this many characters."""
+
+_SCORE_DIGITS = 4  # a hit's score is rounded, so that the same index and query give the same JSON
 
 DEFAULT_MAX_STALENESS_S = 2.0
 """How old the last check of the files may be before a :class:`MemoryIndex` search checks them again."""
@@ -135,6 +137,21 @@ def _rank_share(relative: float) -> float:
     return RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative
 
 
+def _ranked(found: Iterable[tuple[float, str, int, int, str]], limit: int) -> list[SearchHit]:
+    hits = [
+        SearchHit(
+            path=path,
+            start_line=start,
+            end_line=end,
+            score=round(min(1.0, max(0.0, score)), _SCORE_DIGITS),
+            snippet=_snippet(text),
+        )
+        for score, path, start, end, text in found
+    ]
+    hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
+    return hits[:limit]
+
+
 def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
     """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`."""
     terms = index_salient_terms(query)
@@ -146,25 +163,22 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
         conn, "chunks_fts", fts_match_expression(terms), count
     ):
         found[chunk_id] = (index_term_coverage(terms, text) * _rank_share(relative), path, start, end, text)
+    # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
+    # ``limit`` chunks score above it the morphological table cannot change the answer and is not asked.
+    if sum(1 for score, *_ in found.values() if round(score, _SCORE_DIGITS) > MORPH_SCORE_FACTOR) >= limit:
+        return _ranked(found.values(), limit)
     morph_terms = morph_salient_terms(query)
+    if not morph_terms:  # stop words alone: the exact search has answered
+        return _ranked(found.values(), limit)
     for chunk_id, path, start, end, text, relative in _candidates(
         conn, "chunks_morph", fts_match_expression(morph_terms, prefix=False), count
     ):
+        if chunk_id in found and found[chunk_id][0] > MORPH_SCORE_FACTOR:
+            continue
         score = MORPH_SCORE_FACTOR * morph_term_coverage(morph_terms, text) * _rank_share(relative)
         if chunk_id not in found or score > found[chunk_id][0]:
             found[chunk_id] = (score, path, start, end, text)
-    hits = [
-        SearchHit(
-            path=path,
-            start_line=start,
-            end_line=end,
-            score=round(min(1.0, max(0.0, score)), 4),
-            snippet=_snippet(text),
-        )
-        for score, path, start, end, text in found.values()
-    ]
-    hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
-    return hits[:limit]
+    return _ranked(found.values(), limit)
 
 
 def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHit]:
