@@ -300,6 +300,16 @@ def test_exact_hits_keep_their_scores_and_rank_above_morphological_ones(workspac
     assert {hit.path for hit in hits[2:]} == {"memory/2026-04-02.md", "memory/2026-04-04.md"}
 
 
+def test_morphological_hits_fill_only_what_exact_hits_leave(workspace: Workspace) -> None:
+    for day in range(1, 9):
+        write(workspace, f"memory/2026-04-{day:02d}.md", f"rate limits, note {day}\n")
+    write(workspace, "memory/2026-04-20.md", "one rate limit\n")
+    assert "memory/2026-04-20.md" not in {hit.path for hit in search_memory(workspace, "limits", limit=8)}
+    nine = search_memory(workspace, "limits", limit=9)
+    assert nine[-1].path == "memory/2026-04-20.md" and nine[-1].score == MORPH_SCORE_FACTOR
+    assert nine[:8] == search_memory(workspace, "limits", limit=8)
+
+
 def test_a_query_that_matches_nothing_either_way_finds_nothing(workspace: Workspace) -> None:
     write(workspace, "memory/2026-04-01.md", "The rate limit is 100 requests per minute\n")
     assert search_memory(workspace, "kubernetes ingress controller") == []
