@@ -26,8 +26,8 @@ There are three tokenizers, on purpose, and each keeps its exact results:
   letters that Unicode does not decompose spelled out: ``Straße`` -> ``strasse``, ``Łódź`` -> ``lodz``) and stemmed by
   the same Snowball stemmer (``limits`` -> ``limit``). Runs of Han, Hiragana, Katakana or Hangul, which have no spaces
   between words, become overlapping character bigrams (a one-character run stays as it is), so a Chinese or Japanese
-  query matches without a segmenter: ``备份任务`` is ``备份 份任 任务``. A run of one script ends where another begins
-  (``証明書の更新`` is ``証明 明書 の 更新``), so a Japanese particle between two words joins neither.
+  query matches without a segmenter: ``备份任务`` is ``备份 份任 任务``. A run of one script ends where another begins,
+  so a Japanese particle between two words joins neither (``証明書の更新`` is ``証明 明書 更新``).
 
 Their stop-word lists differ too: research also drops question words and verbs such as "use" or "get"; morphological
 terms have no stop words at all (the index terms' list) and no one-kana particles of Japanese (``の``, ``を``, ``は``).
