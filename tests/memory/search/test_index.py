@@ -360,7 +360,11 @@ def test_an_index_made_by_another_tokenizer_is_rebuilt(workspace: Workspace) -> 
     finally:
         conn.close()
     assert [hit.path for hit in search_memory(workspace, "备份")] == ["memory/2026-04-01.md"]
-    assert "morph-1" in tokenizer_config()
+    conn = open_index(workspace)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (tokenizer_config(),)
+    finally:
+        conn.close()
 
 
 def test_the_tokenizer_config_names_what_can_change_a_token() -> None:
