@@ -1,7 +1,10 @@
 // Run OpenClaw 2026.9.6's own short-term recall code (its shipped dist modules) and print what it did, as JSON.
 //
 //   OPENCLAW_STATE_DIR=<dir> OPENCLAW_GOLDEN_NOW=<iso> TZ=UTC \
-//     node --import ./clock.mjs driver.mjs <read|rank|promote|sweep|record|interop-rank|interop-promote> < request.json
+//     node --import ./clock.mjs driver.mjs <command> < request.json
+//
+// Commands: read, rank, promote, sweep, record (on a state DB seeded from the request), and interop-rank,
+// interop-promote (on an existing state DB, for the live interop check with the Python engine).
 //
 // The request is one JSON object:
 //   workspaceDir   the workspace (its memory/ notes and MEMORY.md are read and written by OpenClaw)
@@ -174,6 +177,18 @@ function rankOptions(options, base) {
 	return { ...base, ...(options.rank ?? {}) };
 }
 
+/** The CLI's `--apply` ranking: zero gates, no age limit, no limit (the gates are applied by apply). */
+async function rankForApply(oc, workspaceDir, options) {
+	return await oc.rankShortTermPromotionCandidates({
+		workspaceDir,
+		nowMs: nowMs(),
+		minScore: 0,
+		minRecallCount: 0,
+		minUniqueQueries: 0,
+		recencyHalfLifeDays: options.rank?.recencyHalfLifeDays ?? DEEP_CONFIG.recencyHalfLifeDays,
+	});
+}
+
 function summarizeApply(result) {
 	return {
 		applied: result.applied,
@@ -238,16 +253,7 @@ const commands = {
 	async promote(oc, request) {
 		const options = request.options ?? {};
 		const workspaceDir = request.workspaceDir;
-		const candidates = await oc.rankShortTermPromotionCandidates({
-			workspaceDir,
-			nowMs: nowMs(),
-			...rankOptions(options, {
-				minScore: 0,
-				minRecallCount: 0,
-				minUniqueQueries: 0,
-				recencyHalfLifeDays: DEEP_CONFIG.recencyHalfLifeDays,
-			}),
-		});
+		const candidates = await rankForApply(oc, workspaceDir, options);
 		const result = await oc.applyShortTermPromotions({
 			workspaceDir,
 			candidates,
@@ -320,6 +326,22 @@ const commands = {
 		});
 		return { candidates, store: await readNormalized(oc, workspaceDir) };
 	},
+
+	/** `openclaw memory promote --apply` on an existing state DB, restricted to `keys` when given. */
+	async "interop-promote"(oc, request) {
+		const options = request.options ?? {};
+		const workspaceDir = request.workspaceDir;
+		const ranked = await rankForApply(oc, workspaceDir, options);
+		const keys = request.keys ? new Set(request.keys) : null;
+		const candidates = keys ? ranked.filter((candidate) => keys.has(candidate.key)) : ranked;
+		const result = await oc.applyShortTermPromotions({
+			workspaceDir,
+			candidates,
+			nowMs: nowMs(),
+			...applyOptions(options),
+		});
+		return { apply: summarizeApply(result), store: await readNormalized(oc, workspaceDir) };
+	},
 };
 
 async function readStdin() {
@@ -338,7 +360,7 @@ async function main() {
 	const request = await readStdin();
 	if (!request.workspaceDir) throw new Error("driver: the request needs workspaceDir");
 	const oc = await loadOpenClaw();
-	if (command !== "interop-rank") await seed(oc, request);
+	if (!command.startsWith("interop-")) await seed(oc, request);
 	const output = await commands[command](oc, request);
 	await oc.closePluginStateDatabaseAsync();
 	process.stdout.write(`${JSON.stringify(output)}\n`);
