@@ -73,7 +73,7 @@ def claim_hash(snippet: str) -> str:
 
 
 def daily_query(day: str) -> str:
-    """The query light-sleep ingestion records daily signals under."""
+    """Return the query light-sleep ingestion records daily signals under."""
     return f"__dreaming_daily__:{day}"
 
 
@@ -100,7 +100,7 @@ def entry(
     promoted: str | None = None,
     key: str | None = None,
 ) -> Json:
-    """A stored recall entry, fields in the order OpenClaw writes them; MISSING leaves a field out.
+    """Build a stored recall entry, fields in the order OpenClaw writes them; MISSING leaves a field out.
 
     ``queries`` are query strings (hashed here); ``user`` is the list of user queries (hashed) or MISSING.
     """
@@ -138,7 +138,7 @@ def entry(
 
 
 def store(*entries: Json, updated_at: str | None = "2026-04-14T18:00:00.000Z") -> Json:
-    """A JSON v1 recall store; ``updated_at=None`` leaves out the meta row."""
+    """Build a JSON v1 recall store; ``updated_at=None`` leaves out the meta row."""
     value: Json = {"version": 1}
     if updated_at is not None:
         value["updatedAt"] = updated_at
@@ -147,12 +147,12 @@ def store(*entries: Json, updated_at: str | None = "2026-04-14T18:00:00.000Z") -
 
 
 def without(value: Json, *fields: str) -> Json:
-    """A copy of ``value`` without ``fields``."""
+    """Return a copy of ``value`` without ``fields``."""
     return {k: v for k, v in value.items() if k not in fields}
 
 
-def prov(origin: str, kind: str = "interactive", observed: int | None = 1776160800000, **extra: Any) -> Json:
-    """A provenance object (observedAt in ms; None leaves it out)."""
+def prov(origin: str, kind: str = "interactive", observed: Any = 1776160800000, **extra: Any) -> Json:
+    """Build a provenance object (observedAt in ms; None leaves it out)."""
     value: Json = {"originClass": origin, "sessionKind": kind}
     if observed is not None:
         value["observedAt"] = observed
@@ -164,6 +164,27 @@ AGENT = prov("agent")
 OWNER = prov("owner")
 
 USER_QUERIES = ["router vlan", "iot network", "omada setup", "which vlan for cameras", "gateway port"]
+DAYS3 = ["2026-04-10", "2026-04-12", "2026-04-14"]
+
+
+def recalled(path: str, start: int, end: int, snippet: str, **overrides: Any) -> Json:
+    """Build an entry that passes the default gates: 5 recalls of 4 user queries on 3 days, agent provenance."""
+    preset: Json = {
+        "recalls": 5,
+        "total": 4.6,
+        "queries": USER_QUERIES[:4],
+        "user": USER_QUERIES[:4],
+        "days": DAYS3,
+        "provenance": AGENT,
+    }
+    return entry(path, start, end, snippet, **(preset | overrides))
+
+
+def users(n: int, first: int = 0) -> Json:
+    """Return ``n`` user queries as both ``queries`` and ``user`` (explicit userQueryHashes)."""
+    chosen = USER_QUERIES[first : first + n]
+    return {"queries": chosen, "user": chosen}
+
 
 NOTE_0410 = """# 2026-04-10
 
@@ -175,6 +196,12 @@ NOTE_0410 = """# 2026-04-10
 Move backups to S3 Glacier every Sunday night.
 The restic repository lives on the NAS under /volume1/restic.
 """
+LINES_0410 = NOTE_0410.splitlines()
+P0410 = "memory/2026-04-10.md"
+VLAN = LINES_0410[3]
+GATEWAY = LINES_0410[4]
+GLACIER = LINES_0410[7]
+RESTIC = LINES_0410[8]
 
 NOTE_0412 = """# Sunday, April 12
 
@@ -187,92 +214,67 @@ NOTE_0414 = """# 2026-04-14
 - Deploy freeze starts Friday 18:00 UTC.
 - The on-call rotation moves to PagerDuty next week.
 """
+FREEZE = "- Deploy freeze starts Friday 18:00 UTC."
 
-BASIC_NOTES = {"memory/2026-04-10.md": NOTE_0410, "memory/2026-04-12.md": NOTE_0412, "memory/2026-04-14.md": NOTE_0414}
+BASIC_NOTES = {P0410: NOTE_0410, "memory/2026-04-12.md": NOTE_0412, "memory/2026-04-14.md": NOTE_0414}
 
 
 def _basic() -> Case:
-    days3 = ["2026-04-10", "2026-04-12", "2026-04-14"]
+    pg = "Rotated the staging Postgres credentials; the vault path is secret/staging/pg."
+    pg_queries = ["postgres credentials", "staging vault", "pg secret path"]
+    daily4 = ["2026-04-10", "2026-04-11", "2026-04-12", "2026-04-13"]
     return Case(
         name="basic-mixed-counters",
         purpose="recall, daily and grounded counters mixed; only user recalls count as unique queries",
         notes=BASIC_NOTES,
         store=store(
+            recalled(P0410, 4, 4, VLAN, max_score=0.97, claim=True),
             entry(
-                "memory/2026-04-10.md",
-                4,
-                4,
-                "- Configured VLAN 10 on the Omada router for IoT devices.",
-                recalls=5,
-                total=4.6,
-                max_score=0.97,
-                queries=USER_QUERIES[:4],
-                user=USER_QUERIES[:4],
-                days=days3,
-                provenance=AGENT,
-                claim=True,
-            ),
-            entry(
-                "memory/2026-04-10.md",
-                5,
-                5,
-                "- Gateway binds loopback and port 18789.",
+                *(P0410, 5, 5, GATEWAY),
                 recalls=3,
                 daily=2,
                 total=3.64,
                 queries=[*USER_QUERIES[2:5], daily_query("2026-04-10"), daily_query("2026-04-12")],
                 user=USER_QUERIES[2:5],
-                days=days3,
+                days=DAYS3,
                 provenance=OWNER,
                 claim=True,
             ),
             entry(
-                "memory/2026-04-10.md",
-                8,
-                8,
-                "Move backups to S3 Glacier every Sunday night.",
+                *(P0410, 8, 8, GLACIER),
                 daily=4,
                 total=2.48,
                 max_score=0.62,
-                queries=[daily_query(d) for d in ["2026-04-10", "2026-04-11", "2026-04-12", "2026-04-13"]],
-                days=["2026-04-10", "2026-04-11", "2026-04-12", "2026-04-13"],
+                queries=[daily_query(d) for d in daily4],
+                days=daily4,
                 provenance=AGENT,
             ),
             entry(
-                "memory/2026-04-10.md",
-                9,
-                9,
-                "The restic repository lives on the NAS under /volume1/restic.",
+                *(P0410, 9, 9, RESTIC),
                 grounded=3,
                 total=2.76,
                 max_score=0.92,
                 queries=["restic repository location", "backup target"],
-                days=days3,
+                days=DAYS3,
                 provenance=AGENT,
                 claim=True,
             ),
             entry(
-                "memory/2026-04-12.md",
-                3,
-                3,
-                "Rotated the staging Postgres credentials; the vault path is secret/staging/pg.",
+                *("memory/2026-04-12.md", 3, 3, pg),
                 recalls=3,
                 grounded=2,
                 total=4.3,
                 max_score=0.95,
                 first="2026-04-12T08:00:00.000Z",
                 last="2026-04-15T08:30:00.000Z",
-                queries=["postgres credentials", "staging vault", "pg secret path"],
-                user=["postgres credentials", "staging vault", "pg secret path"],
+                queries=pg_queries,
+                user=pg_queries,
                 days=["2026-04-12", "2026-04-13", "2026-04-15"],
                 provenance=AGENT,
                 claim=True,
             ),
             entry(
-                "memory/2026-04-12.md",
-                4,
-                4,
-                "Alice prefers async standups on Tuesdays.",
+                *("memory/2026-04-12.md", 4, 4, "Alice prefers async standups on Tuesdays."),
                 recalls=1,
                 total=0.55,
                 max_score=0.55,
@@ -281,10 +283,7 @@ def _basic() -> Case:
                 provenance=AGENT,
             ),
             entry(
-                "memory/2026-04-14.md",
-                3,
-                3,
-                "- Deploy freeze starts Friday 18:00 UTC.",
+                *("memory/2026-04-14.md", 3, 3, FREEZE),
                 recalls=4,
                 total=3.2,
                 first="2026-04-14T08:00:00.000Z",
@@ -298,74 +297,51 @@ def _basic() -> Case:
 
 
 def _user_query_hashes() -> Case:
-    many = [f"query number {i}" for i in range(40)]
-    note = "# Notes\n\n" + "".join(f"Fact {i}: the {word} service runs on host {i}.\n" for i, word in enumerate(
-        ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
-    ))
     path = "memory/2026-04-13.md"
+    words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"]
+    facts = [f"Fact {i}: the {word} service runs on host {i}." for i, word in enumerate(words)]
+    many = [f"query number {i}" for i in range(40)]
 
-    def fact(i: int) -> str:
-        word = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"][i]
-        return f"Fact {i}: the {word} service runs on host {i}."
+    def fact(i: int, **kw: Any) -> Json:
+        return entry(path, 3 + i, 3 + i, facts[i], provenance=AGENT, **kw)
 
-    blank_and_dupes = entry(path, 10, 10, fact(7), recalls=4, total=3.6, queries=USER_QUERIES[:4], provenance=AGENT)
-    blank_and_dupes["userQueryHashes"] = [" ", query_hash("a"), query_hash("a"), "", 7, f" {query_hash('b')} "]
+    messy = fact(7, recalls=4, total=3.6, queries=USER_QUERIES[:4])
+    messy["userQueryHashes"] = [" ", query_hash("a"), query_hash("a"), "", 7, f" {query_hash('b')} "]
     return Case(
         name="user-query-hashes",
         purpose="userQueryHashes missing (copied only when daily and grounded are 0), present, empty, over 32",
-        notes={path: note},
+        notes={path: "# Notes\n\n" + "".join(f"{text}\n" for text in facts)},
         store=store(
-            entry(path, 3, 3, fact(0), recalls=4, total=3.7, queries=USER_QUERIES[:4], provenance=AGENT),
-            entry(
-                path, 4, 4, fact(1), recalls=3, daily=1, total=3.2, queries=[*USER_QUERIES[:3], daily_query("2026-04-13")],
-                provenance=AGENT,
-            ),
-            entry(path, 5, 5, fact(2), recalls=3, grounded=1, total=3.3, queries=USER_QUERIES[:4], provenance=AGENT),
-            entry(
-                path, 6, 6, fact(3), recalls=4, daily=1, total=4.0, queries=USER_QUERIES, user=USER_QUERIES[:3],
-                provenance=AGENT,
-            ),
-            entry(path, 7, 7, fact(4), recalls=4, total=3.7, queries=USER_QUERIES[:4], user=[], provenance=AGENT),
-            entry(path, 8, 8, fact(5), recalls=9, total=8.5, queries=many, provenance=AGENT),
-            entry(path, 9, 9, fact(6), recalls=9, total=8.5, queries=many[:5], user=many, provenance=AGENT),
-            blank_and_dupes,
+            fact(0, recalls=4, total=3.7, queries=USER_QUERIES[:4]),
+            fact(1, recalls=3, daily=1, total=3.2, queries=[*USER_QUERIES[:3], daily_query("2026-04-13")]),
+            fact(2, recalls=3, grounded=1, total=3.3, queries=USER_QUERIES[:4]),
+            fact(3, recalls=4, daily=1, total=4.0, queries=USER_QUERIES, user=USER_QUERIES[:3]),
+            fact(4, recalls=4, total=3.7, queries=USER_QUERIES[:4], user=[]),
+            fact(5, recalls=9, total=8.5, queries=many),
+            fact(6, recalls=9, total=8.5, queries=many[:5], user=many),
+            messy,
         ),
     )
 
 
 def _concept_tags() -> Case:
     path = "memory/2026-04-11.md"
-    note = """# 2026-04-11
+    lines = [
+        "The Kubernetes ingress-nginx controller terminates TLS for grafana.example.com.",
+        "Embedding model switched to text-embedding-3-small via the OpenAI gateway.",
+        "Rotate the api_key for the v2.3 build/deploy pipeline monthly.",
+        "Nothing here but small words: it is on.",
+    ]
+    messy = ["OpenAI", "openai", " Gateway ", "EMBEDDING", "a", "b", "c", "d", "e", "f", 3, ""]
 
-The Kubernetes ingress-nginx controller terminates TLS for grafana.example.com.
-Embedding model switched to text-embedding-3-small via the OpenAI gateway.
-Rotate the api_key for the v2.3 build/deploy pipeline monthly.
-Nothing here but small words: it is on.
-"""
-    upper = entry(
-        path, 4, 4, "Embedding model switched to text-embedding-3-small via the OpenAI gateway.", recalls=4,
-        total=3.6, queries=USER_QUERIES[:3], user=USER_QUERIES[:3], provenance=AGENT,
-        tags=["OpenAI", "openai", " Gateway ", "EMBEDDING", "a", "b", "c", "d", "e", "f", 3, ""],
-    )
+    def e(i: int, **kw: Any) -> Json:
+        return entry(path, 3 + i, 3 + i, lines[i], recalls=4, total=3.6, provenance=AGENT, **users(3), **kw)
+
     return Case(
         name="concept-tags-empty",
         purpose="conceptTags stored as [] (kept on read, re-derived by repair), missing (derived), messy lists",
-        notes={path: note},
-        store=store(
-            entry(
-                path, 3, 3, "The Kubernetes ingress-nginx controller terminates TLS for grafana.example.com.",
-                recalls=4, total=3.6, queries=USER_QUERIES[:3], user=USER_QUERIES[:3], provenance=AGENT, tags=[],
-            ),
-            upper,
-            entry(
-                path, 5, 5, "Rotate the api_key for the v2.3 build/deploy pipeline monthly.", recalls=4, total=3.6,
-                queries=USER_QUERIES[:3], user=USER_QUERIES[:3], provenance=AGENT,
-            ),
-            entry(
-                path, 6, 6, "Nothing here but small words: it is on.", recalls=4, total=3.6,
-                queries=USER_QUERIES[:3], user=USER_QUERIES[:3], provenance=AGENT, tags=[],
-            ),
-        ),
+        notes={path: "# 2026-04-11\n\n" + "".join(f"{text}\n" for text in lines)},
+        store=store(e(0, tags=[]), e(1, tags=messy), e(2), e(3, tags=[])),
     )
 
 
@@ -375,62 +351,55 @@ def _cjk() -> Case:
             "障害対応ルーター設定とバックアップ確認。路由器备份与网关同步。",
             "本番サーバーの証明書を更新した。期限は来年三月。",
         ],
-        "memory/2026-04-13-zh.md": ["数据库迁移已经完成，明天检查备份任务。", "路由器固件升级到 v2.1，网关重启后正常。"],
+        "memory/2026-04-13-zh.md": [
+            "数据库迁移已经完成，明天检查备份任务。",
+            "路由器固件升级到 v2.1，网关重启后正常。",
+        ],
         "memory/2026-04-13-ko.md": ["라우터 백업을 매주 일요일에 실행한다.", "게이트웨이 장애대응 절차를 문서화했다."],
         "memory/2026-04-13-mixed.md": ["Grafana 대시보드와 Prometheus 알림을 연결했다 (alertmanager v0.27)."],
     }
-    notes = {p: "# Notes\n\n" + "\n".join(lines) + "\n" for p, lines in snippets.items()}
-    entries = []
-    for p, lines in snippets.items():
-        for i, text in enumerate(lines):
-            entries.append(
-                entry(
-                    p, 3 + i, 3 + i, text, recalls=4, total=3.6, queries=USER_QUERIES[:3], user=USER_QUERIES[:3],
-                    provenance=AGENT, claim=True,
-                )
-            )
+    entries = [
+        entry(path, 3 + i, 3 + i, text, recalls=4, total=3.6, provenance=AGENT, claim=True, **users(3))
+        for path, lines in snippets.items()
+        for i, text in enumerate(lines)
+    ]
     return Case(
         name="cjk-snippets",
         purpose="Chinese, Japanese and Korean snippets: derived concept tags (ICU word segmentation), bullets",
-        notes=notes,
+        notes={path: "# Notes\n\n" + "\n".join(lines) + "\n" for path, lines in snippets.items()},
         store=store(*entries),
     )
 
 
 def _deleted_note() -> Case:
+    gone = "memory:memory/2026-04-09.md:3:3"
+    kept = "memory:memory/2026-04-10.md:4:4"
     return Case(
         name="deleted-note",
         purpose="an entry whose note file is gone: ranked, not promoted (rehydration fails), removed by repair",
-        notes={"memory/2026-04-10.md": NOTE_0410},
+        notes={P0410: NOTE_0410},
         store=store(
-            entry(
-                "memory/2026-04-10.md", 4, 4, "- Configured VLAN 10 on the Omada router for IoT devices.", recalls=5,
-                total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=AGENT,
-            ),
-            entry(
-                "memory/2026-04-09.md", 3, 3, "The printer on floor 2 needs a new fuser.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-09", "2026-04-12", "2026-04-14"],
-                provenance=AGENT,
+            recalled(P0410, 4, 4, VLAN),
+            recalled(
+                "memory/2026-04-09.md",
+                3,
+                3,
+                "The printer on floor 2 needs a new fuser.",
+                days=["2026-04-09", *DAYS3[1:]],
             ),
         ),
         phase_signals={
             "version": 1,
             "updatedAt": "2026-04-14T03:00:00.000Z",
             "entries": {
-                "memory:memory/2026-04-09.md:3:3": {
-                    "key": "memory:memory/2026-04-09.md:3:3",
+                gone: {
+                    "key": gone,
                     "lightHits": 2,
                     "remHits": 1,
                     "lastLightAt": "2026-04-14T03:00:00.000Z",
                     "lastRemAt": "2026-04-14T03:00:00.000Z",
                 },
-                "memory:memory/2026-04-10.md:4:4": {
-                    "key": "memory:memory/2026-04-10.md:4:4",
-                    "lightHits": 1,
-                    "remHits": 0,
-                    "lastLightAt": "2026-04-13T03:00:00.000Z",
-                },
+                kept: {"key": kept, "lightHits": 1, "remHits": 0, "lastLightAt": "2026-04-13T03:00:00.000Z"},
             },
         },
     )
@@ -449,27 +418,17 @@ Discussed the incident review schedule.
 
 The search cluster has 3 data nodes and 1 coordinator.
 """
+    path = "memory/2026-04-08.md"
+    days = ["2026-04-08", "2026-04-10", "2026-04-14"]
+    flags = "- Feature flags live in LaunchDarkly, not in config files. The search cluster has 3 data nodes"
     return Case(
         name="moved-lines",
         purpose="text moved in the note since it was recorded: rehydration finds the new range",
-        notes={"memory/2026-04-08.md": note},
+        notes={path: note},
         store=store(
-            entry(
-                "memory/2026-04-08.md", 4, 4, "- The billing service moves to Postgres 17 in May.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-08", "2026-04-10", "2026-04-14"],
-                provenance=AGENT,
-            ),
-            entry(
-                "memory/2026-04-08.md", 2, 3,
-                "- Feature flags live in LaunchDarkly, not in config files. The search cluster has 3 data nodes",
-                recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                days=["2026-04-08", "2026-04-10", "2026-04-14"], provenance=AGENT,
-            ),
-            entry(
-                "memory/2026-04-08.md", 12, 12, "The search cluster has 3 data nodes and 1 coordinator.", recalls=5,
-                total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                days=["2026-04-08", "2026-04-10", "2026-04-14"], provenance=AGENT,
-            ),
+            recalled(path, 4, 4, "- The billing service moves to Postgres 17 in May.", days=days),
+            recalled(path, 2, 3, flags, days=days),
+            recalled(path, 12, 12, "The search cluster has 3 data nodes and 1 coordinator.", days=days),
         ),
     )
 
@@ -490,75 +449,52 @@ We need a second array before Q3.
 2. Schedule the migration window
 """
     path = "memory/2026-04-09.md"
+    vendor = "- Quote is valid until May 31. - Support tier: gold, 4h response. - Renewal owner: Priya."
+    vendor_ctx = "Vendor call: Quote is valid until May 31.; Support tier: gold, 4h response.; Renewal owner: Priya."
+    storage = "Storage grows about 2 TB per month. We need a second array before Q3."
+
+    def e(start: int, end: int, snippet: str, first: int, **kw: Any) -> Json:
+        return entry(path, start, end, snippet, recalls=4, total=3.6, provenance=AGENT, **users(3, first), **kw)
+
     return Case(
         name="multi-line-snippets",
         purpose="snippets over several lines: plain join, list items joined with '; ', heading context",
         notes={path: note},
         store=store(
-            entry(
-                path, 4, 6, "- Quote is valid until May 31. - Support tier: gold, 4h response. - Renewal owner: Priya.",
-                recalls=4, total=3.6, queries=USER_QUERIES[:3], user=USER_QUERIES[:3], provenance=AGENT,
-            ),
-            entry(
-                path, 4, 6,
-                "Vendor call: Quote is valid until May 31.; Support tier: gold, 4h response.; Renewal owner: Priya.",
-                recalls=4, total=3.6, queries=USER_QUERIES[1:4], user=USER_QUERIES[1:4], provenance=AGENT,
-                key=f"memory:{path}:4:6:ctx",
-            ),
-            entry(
-                path, 9, 10, "Storage grows about 2 TB per month. We need a second array before Q3.", recalls=4,
-                total=3.6, queries=USER_QUERIES[:3], user=USER_QUERIES[:3], provenance=AGENT,
-            ),
-            entry(
-                path, 12, 13, "Order disks; Schedule the migration window", recalls=4, total=3.6,
-                queries=USER_QUERIES[2:5], user=USER_QUERIES[2:5], provenance=AGENT,
-            ),
+            e(4, 6, vendor, 0),
+            e(4, 6, vendor_ctx, 1, key=f"memory:{path}:4:6:ctx"),
+            e(9, 10, storage, 0),
+            e(12, 13, "Order disks; Schedule the migration window", 2),
         ),
     )
 
 
 def _blank_first_line() -> Case:
-    note = "# 2026-04-07\n\nThe VPN concentrator was replaced with a WireGuard gateway.\nUsers must re-import profiles.\n"
+    text = "The VPN concentrator was replaced with a WireGuard gateway."
     return Case(
         name="blank-first-line",
         purpose="§7.1: recorded at 2:2, line 2 now blank and the text on line 3: the bullet says 2-3",
-        notes={"memory/2026-04-07.md": note},
-        store=store(
-            entry(
-                "memory/2026-04-07.md", 2, 2, "The VPN concentrator was replaced with a WireGuard gateway.",
-                recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                days=["2026-04-07", "2026-04-10", "2026-04-14"], provenance=AGENT,
-            ),
-        ),
+        notes={"memory/2026-04-07.md": f"# 2026-04-07\n\n{text}\nUsers must re-import profiles.\n"},
+        store=store(recalled("memory/2026-04-07.md", 2, 2, text, days=["2026-04-07", "2026-04-10", "2026-04-14"])),
     )
 
 
 def _legacy_paths() -> Case:
-    notes = {
-        "memory/2026-04-07.md": "# 2026-04-07\n\nThe lab switch uses LACP on ports 47 and 48.\n",
-        "memory/2026-04-06.md": "# 2026-04-06\n\nBadge readers on floor 3 are offline until Monday.\n",
-        "memory/2026-04-05.md": "# 2026-04-05\n\nThe DNS resolver moved to 10.0.0.53.\n",
+    facts = {
+        "07": "The lab switch uses LACP on ports 47 and 48.",
+        "06": "Badge readers on floor 3 are offline until Monday.",
+        "05": "The DNS resolver moved to 10.0.0.53.",
     }
+    stored = {"07": "2026-04-07.md", "06": "./memory/2026-04-06.md", "05": "memory\\2026-04-05.md"}
     return Case(
         name="legacy-bare-paths",
         purpose="legacy bare '2026-04-07.md', './memory/...' and backslash paths: read, rehydrated, bullet text",
-        notes=notes,
+        notes={f"memory/2026-04-{d}.md": f"# 2026-04-{d}\n\n{text}\n" for d, text in facts.items()},
         store=store(
-            entry(
-                "2026-04-07.md", 3, 3, "The lab switch uses LACP on ports 47 and 48.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-07", "2026-04-10", "2026-04-14"],
-                provenance=AGENT,
-            ),
-            entry(
-                "./memory/2026-04-06.md", 3, 3, "Badge readers on floor 3 are offline until Monday.", recalls=5,
-                total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                days=["2026-04-06", "2026-04-10", "2026-04-14"], provenance=AGENT,
-            ),
-            entry(
-                "memory\\2026-04-05.md", 3, 3, "The DNS resolver moved to 10.0.0.53.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-05", "2026-04-10", "2026-04-14"],
-                provenance=AGENT,
-            ),
+            *(
+                recalled(stored[d], 3, 3, text, days=[f"2026-04-{d}", "2026-04-10", "2026-04-14"])
+                for d, text in facts.items()
+            )
         ),
     )
 
@@ -577,22 +513,9 @@ def _already_promoted() -> Case:
         notes=BASIC_NOTES,
         memory=memory,
         store=store(
-            entry(
-                "memory/2026-04-10.md", 4, 4, "- Configured VLAN 10 on the Omada router for IoT devices.", recalls=5,
-                total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=AGENT,
-                promoted="2026-04-12T03:00:00.000Z",
-            ),
-            entry(
-                "memory/2026-04-10.md", 5, 5, "- Gateway binds loopback and port 18789.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-10", "2026-04-12", "2026-04-14"],
-                provenance=AGENT,
-            ),
-            entry(
-                "memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-10", "2026-04-12", "2026-04-14"],
-                provenance=AGENT,
-            ),
+            recalled(P0410, 4, 4, VLAN, promoted="2026-04-12T03:00:00.000Z"),
+            recalled(P0410, 5, 5, GATEWAY),
+            recalled("memory/2026-04-14.md", 3, 3, FREEZE),
         ),
     )
 
@@ -616,67 +539,53 @@ def _contaminated() -> Case:
         "The Candidate profile for Josh Rhoden shows he runs the network admin team.",
         "Candidate: move backups weekly. confidence: 0.76 evidence: memory/2026-04-08.md:1-1",
     ]
+    texts = bad + good
     entries = [
-        entry(path, 10 + i, 10 + i, text, recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-              provenance=AGENT)
-        for i, text in enumerate(bad + good)
+        entry(path, 10 + i, 10 + i, text, recalls=5, total=4.6, provenance=AGENT, **users(4))
+        for i, text in enumerate(texts)
     ]
-    note = "# Notes\n\n" + "\n" * 7 + "\n".join(bad + good) + "\n"
     return Case(
         name="contaminated-snippets",
         purpose="dreaming output, transcripts, prompts and promotion metadata are dropped on read; look-alikes kept",
-        notes={path: note},
+        notes={path: "# Notes\n\n" + "\n" * 7 + "\n".join(texts) + "\n"},
         store=store(*entries),
     )
 
 
 def _duplicate_days() -> Case:
-    path = "memory/2026-04-10.md"
+    junk_days = ["2026-04-11T23:59:59Z", " 2026-04-13 ", "garbage", 20260414, "2026-4-14", "2026-04-14"]
+
+    def e(line: int, days: list[Any], **kw: Any) -> Json:
+        return entry(
+            P0410, line, line, LINES_0410[line - 1], recalls=5, total=4.6, days=days, provenance=AGENT, **users(4), **kw
+        )
+
     return Case(
         name="duplicate-recall-days",
         purpose="recallDays kept with duplicates on read (ranking counts them), over 16, ISO times and junk",
-        notes={path: NOTE_0410},
+        notes={P0410: NOTE_0410},
         store=store(
-            entry(
-                path, 4, 4, "- Configured VLAN 10 on the Omada router for IoT devices.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-10", "2026-04-10", "2026-04-12"],
-                provenance=AGENT,
-            ),
-            entry(
-                path, 5, 5, "- Gateway binds loopback and port 18789.", recalls=5, total=4.6, queries=USER_QUERIES[:4],
-                user=USER_QUERIES[:4], days=[f"2026-03-{d:02d}" for d in range(1, 21)], provenance=AGENT,
-            ),
-            entry(
-                path, 8, 8, "Move backups to S3 Glacier every Sunday night.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                days=["2026-04-11T23:59:59Z", " 2026-04-13 ", "garbage", 20260414, "2026-4-14", "2026-04-14"],
-                provenance=AGENT,
-            ),
-            entry(
-                path, 9, 9, "The restic repository lives on the NAS under /volume1/restic.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=[], last="2026-04-13T12:00:00.000Z",
-                provenance=AGENT,
-            ),
+            e(4, ["2026-04-10", "2026-04-10", "2026-04-12"]),
+            e(5, [f"2026-03-{d:02d}" for d in range(1, 21)]),
+            e(8, junk_days),
+            e(9, [], last="2026-04-13T12:00:00.000Z"),
         ),
     )
 
 
 def _provenance() -> Case:
-    path = "memory/2026-04-10.md"
     corpus = "memory/.dreams/session-corpus/2026-04-11.txt"
     corpus_note = "User: hello\nAssistant: The staging cluster is in eu-west-1.\nUser: thanks\n"
-    lines = NOTE_0410.splitlines()
+    staging = "Assistant: The staging cluster is in eu-west-1."
+    corpus_days = ["2026-04-11", *DAYS3[1:]]
 
-    def e(line: int, provenance: Any, **kw: Any) -> Json:
-        return entry(
-            path, line, line, lines[line - 1], recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-            days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=provenance, **kw,
-        )
+    def e(line: int, provenance: Any) -> Json:
+        return recalled(P0410, line, line, LINES_0410[line - 1], provenance=provenance)
 
     return Case(
         name="provenance-variety",
         purpose="owner/agent/system/untrusted, invalid and absent provenance; session kinds; sweep's trust filter",
-        notes={path: NOTE_0410, corpus: corpus_note},
+        notes={P0410: NOTE_0410, corpus: corpus_note},
         store=store(
             e(4, OWNER),
             e(5, prov("agent", "cron", observed=None)),
@@ -685,34 +594,26 @@ def _provenance() -> Case:
             e(1, prov("admin", "daemon", supersedesKey="  memory:memory/2026-04-01.md:1:1  ")),
             e(3, MISSING),
             e(7, prov("owner", "unknown", observed="1776160800000")),
-            entry(
-                corpus, 2, 2, "Assistant: The staging cluster is in eu-west-1.", recalls=5, total=4.6,
-                queries=USER_QUERIES[:4], user=USER_QUERIES[:4], days=["2026-04-11", "2026-04-12", "2026-04-14"],
-                provenance=prov("agent", "interactive"),
-            ),
-            entry(
-                corpus, 2, 2, "Assistant: The staging cluster is in eu-west-1.", recalls=5, total=4.6,
-                queries=USER_QUERIES[1:5], user=USER_QUERIES[1:5], days=["2026-04-11", "2026-04-12", "2026-04-14"],
-                provenance=prov("agent", "cron"), key=f"memory:{corpus}:2:2:cron",
+            recalled(corpus, 2, 2, staging, days=corpus_days, provenance=prov("agent", "interactive")),
+            recalled(
+                *(corpus, 2, 2, staging),
+                days=corpus_days,
+                provenance=prov("agent", "cron"),
+                key=f"memory:{corpus}:2:2:cron",
+                **users(4, 1),
             ),
         ),
     )
 
 
 def _project_keys() -> Case:
-    lines = NOTE_0410.splitlines()
-    path = "memory/2026-04-10.md"
-
     def e(line: int, project: str | None) -> Json:
-        return entry(
-            path, line, line, lines[line - 1], recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-            days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=AGENT, project=project,
-        )
+        return recalled(P0410, line, line, LINES_0410[line - 1], project=project)
 
     return Case(
         name="project-key-groups",
         purpose="projectKey normalization and ### Global / ### Project: groups in the promoted section",
-        notes={path: NOTE_0410},
+        notes={P0410: NOTE_0410},
         store=store(
             e(4, "Acme/Web"),
             e(5, " acme/api ;Zeta/Tool; acme/api;;"),
@@ -720,21 +621,6 @@ def _project_keys() -> Case:
             e(9, "path:/srv/repos/infra"),
         ),
     )
-
-
-PROMOTABLE = {
-    "recalls": 5,
-    "total": 4.6,
-    "queries": USER_QUERIES[:4],
-    "user": USER_QUERIES[:4],
-    "days": ["2026-04-10", "2026-04-12", "2026-04-14"],
-    "provenance": AGENT,
-}
-
-
-def _promotable_basic() -> Json:
-    return store(entry("memory/2026-04-10.md", 4, 4, "- Configured VLAN 10 on the Omada router for IoT devices.",
-                       **PROMOTABLE))
 
 
 def _prior_section(date: str, key: str, text: str) -> str:
@@ -745,50 +631,66 @@ def _prior_section(date: str, key: str, text: str) -> str:
     )
 
 
-def _memory_variants() -> list[Case]:
-    notes = {"memory/2026-04-10.md": NOTE_0410}
+def _march_sections(days: tuple[int, ...]) -> str:
     filler = "Older note. " * 200
-    sections = "".join(
+    return "".join(
         _prior_section(f"2026-03-{day:02d}", f"memory:memory/2026-03-{day:02d}.md:1:1", f"legacy-{day} {filler}")
-        for day in (1, 8, 15, 22)
+        for day in days
     )
-    big_sections = "".join(
-        _prior_section(f"2026-03-{day:02d}", f"memory:memory/2026-03-{day:02d}.md:1:1", f"legacy-{day} {filler}")
-        for day in (1, 8)
+
+
+def _memory_variants() -> list[Case]:
+    def variant(name: str, purpose: str, memory: str, **kw: Any) -> Case:
+        return Case(
+            name=name,
+            purpose=purpose,
+            notes={P0410: NOTE_0410},
+            memory=memory,
+            store=store(recalled(P0410, 4, 4, VLAN)),
+            **kw,
+        )
+
+    existing = (
+        "# Long-Term Memory\n\nUser-written intro.\n"
+        + _prior_section("2026-04-01", "memory:memory/2026-04-01.md:3:3", "The old NAS is retired.")
+        + _prior_section("2026-04-05", "memory:memory/2026-04-05.md:2:2", "Printers use DHCP reservations.")
+    )
+    small = (
+        "# Long-Term Memory\n"
+        + _prior_section("2026-04-10", "memory:memory/2026-04-10.md:1:1", "legacy-old " + "x" * 600)
+        + _prior_section("2026-04-11", "memory:memory/2026-04-11.md:1:1", "legacy-new " + "y" * 100)
+        + _prior_section("2026-04-12", "memory:memory/2026-04-12.md:1:1", "legacy-newer " + "z" * 50)
+        + _prior_section("2026-04-13", "memory:memory/2026-04-13.md:1:1", "legacy-newest " + "w" * 40)
     )
     return [
-        Case(name="memory-md-empty", purpose="MEMORY.md exists and is empty: header added",
-             notes=notes, memory="", store=_promotable_basic()),
-        Case(name="memory-md-whitespace", purpose="MEMORY.md holds only whitespace: header added, whitespace kept",
-             notes=notes, memory="  \n\n\t\n", store=_promotable_basic()),
-        Case(name="memory-md-no-trailing-newline",
-             purpose="MEMORY.md without a final newline: one newline added before the section",
-             notes=notes, memory="# Long-Term Memory\n\n- The office wifi is Corp-5G.", store=_promotable_basic()),
-        Case(name="memory-md-existing-sections",
-             purpose="MEMORY.md with user text and earlier promotion sections: appended after one blank line",
-             notes=notes,
-             memory="# Long-Term Memory\n\nUser-written intro.\n" + _prior_section(
-                 "2026-04-01", "memory:memory/2026-04-01.md:3:3", "The old NAS is retired."
-             ) + _prior_section("2026-04-05", "memory:memory/2026-04-05.md:2:2", "Printers use DHCP reservations."),
-             store=_promotable_basic()),
-        Case(name="memory-md-over-budget-compacts",
-             purpose="over the 10k budget: the oldest promotion section is dropped (at most 25% of prior entries)",
-             notes=notes, memory="# Long-Term Memory\n\nUser-written intro.\n" + sections,
-             store=_promotable_basic()),
-        Case(name="memory-md-over-budget-rejects",
-             purpose="over the 10k budget even after compaction: the candidate is rejected ('memory budget')",
-             notes=notes, memory="# Long-Term Memory\n\n" + ("User fact. " * 700) + "\n" + big_sections,
-             store=_promotable_basic()),
-        Case(name="memory-md-small-budget",
-             purpose="memoryFileMaxChars 1400 (a configured bootstrapMaxChars): compaction against a small budget",
-             notes=notes,
-             memory="# Long-Term Memory\n" + _prior_section(
-                 "2026-04-10", "memory:memory/2026-04-10.md:1:1", "legacy-old " + "x" * 600
-             ) + _prior_section("2026-04-11", "memory:memory/2026-04-11.md:1:1", "legacy-new " + "y" * 100)
-             + _prior_section("2026-04-12", "memory:memory/2026-04-12.md:1:1", "legacy-newer " + "z" * 50)
-             + _prior_section("2026-04-13", "memory:memory/2026-04-13.md:1:1", "legacy-newest " + "w" * 40),
-             options={"apply": {"memoryFileMaxChars": 1400}},
-             store=_promotable_basic()),
+        variant("memory-md-empty", "MEMORY.md exists and is empty: header added", ""),
+        variant("memory-md-whitespace", "MEMORY.md holds only whitespace: header added, whitespace kept", "  \n\n\t\n"),
+        variant(
+            "memory-md-no-trailing-newline",
+            "MEMORY.md without a final newline: one newline added before the section",
+            "# Long-Term Memory\n\n- The office wifi is Corp-5G.",
+        ),
+        variant(
+            "memory-md-existing-sections",
+            "MEMORY.md with user text and earlier promotion sections: appended after one blank line",
+            existing,
+        ),
+        variant(
+            "memory-md-over-budget-compacts",
+            "over the 10k budget: the oldest promotion section is dropped (at most 25% of prior entries)",
+            "# Long-Term Memory\n\nUser-written intro.\n" + _march_sections((1, 8, 15, 22)),
+        ),
+        variant(
+            "memory-md-over-budget-rejects",
+            "over the 10k budget even after compaction: the candidate is rejected ('memory budget')",
+            "# Long-Term Memory\n\n" + ("User fact. " * 700) + "\n" + _march_sections((1, 8)),
+        ),
+        variant(
+            "memory-md-small-budget",
+            "memoryFileMaxChars 1400 (a configured bootstrapMaxChars): compaction against a small budget",
+            small,
+            options={"apply": {"memoryFileMaxChars": 1400}},
+        ),
     ]
 
 
@@ -796,27 +698,33 @@ def _rounding_ties() -> Case:
     # Every score component is exact (10 signals, recalled now, one recall day), so the weighted sum can land on a
     # rounding tie: 0.8125 (toFixed(3): JS "0.813", Python "0.812") and 0.85 (x10 = 8.5: Math.round 9, round 8).
     path = "memory/2026-04-15.md"
-    facts = [f"Tie fact {name}: the {name} queue drains every {i + 2} minutes." for i, name in
-             enumerate(["alpha", "beta", "gamma", "delta", "epsilon"])]
-    note = "# 2026-04-15\n\n" + "\n".join(facts) + "\n"
+    names = ["alpha", "beta", "gamma", "delta", "epsilon"]
+    facts = [f"Tie fact {name}: the {name} queue drains every {i + 2} minutes." for i, name in enumerate(names)]
+    tags = ["queue", "drain", "minutes", "worker", "latency", "backlog", "consumer", "broker"]
 
-    def e(i: int, total: float, users: int, ntags: int) -> Json:
-        tags = ["queue", "drain", "minutes", "worker", "latency", "backlog", "consumer", "broker"][:ntags]
+    def e(i: int, total: float, n_users: int, n_tags: int) -> Json:
         return entry(
-            path, 3 + i, 3 + i, facts[i], recalls=10, total=total, max_score=1.0, first=NOW, last=NOW,
-            queries=USER_QUERIES[:users], user=USER_QUERIES[:users], days=["2026-04-15"], tags=tags,
+            *(path, 3 + i, 3 + i, facts[i]),
+            recalls=10,
+            total=total,
+            max_score=1.0,
+            first=NOW,
+            last=NOW,
+            days=["2026-04-15"],
+            tags=tags[:n_tags],
             provenance=AGENT,
+            **users(n_users),
         )
 
     return Case(
         name="js-rounding-ties",
         purpose="scores 0.8125 and 0.85 and avg 0.8125: JS toFixed(3) and Math.round tie rules in the bullet",
-        notes={path: note},
+        notes={path: "# 2026-04-15\n\n" + "\n".join(facts) + "\n"},
         store=store(
             e(0, 9.75, 3, 2),  # score 0.8125
             e(1, 10.0, 3, 5),  # score 0.85 (x10 = 8.5)
             e(2, 8.125, 5, 8),  # avg 0.8125
-            e(3, 9.0, 4, 5),  # score 0.85 again, different components
+            e(3, 9.0, 4, 5),  # score 0.85 again, other components
             e(4, 7.0, 3, 4),  # score 0.75 (x10 = 7.5, both round to 8)
         ),
     )
@@ -835,48 +743,50 @@ def _sort_ties() -> Case:
         "memory/2026-04-10-10.md",
         "memory/2026-04-10-9.md",
     ]
-    notes = {p: f"# Notes\n\n{text}\n" for p in paths}
-    entries = [
-        entry(p, 3, 3, text, recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-              days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=AGENT, tags=["build", "cache"])
-        for p in paths
-    ]
     return Case(
         name="sort-ties-locale",
         purpose="equal score and recallCount: path order by ICU localeCompare (case, accents, '-' vs '_', digits)",
-        notes=notes,
-        store=store(*entries),
+        notes={path: f"# Notes\n\n{text}\n" for path in paths},
+        store=store(*(recalled(path, 3, 3, text, tags=["build", "cache"]) for path in paths)),
         options={"rank": {"limit": 20}, "apply": {"limit": 20}},
     )
 
 
 def _phase_signals() -> Case:
-    lines = NOTE_0410.splitlines()
-    path = "memory/2026-04-10.md"
-    keys = [f"memory:{path}:{n}:{n}" for n in (4, 5, 8, 9)]
+    keys = [f"memory:{P0410}:{n}:{n}" for n in (4, 5, 8, 9)]
+    unknown = "memory:memory/2026-04-01.md:1:1"
 
     def e(line: int) -> Json:
-        return entry(path, line, line, lines[line - 1], recalls=3, total=2.1, max_score=0.75,
-                     queries=USER_QUERIES[:3], user=USER_QUERIES[:3], days=["2026-04-13", "2026-04-14"],
-                     provenance=AGENT, tags=["network", "router"])
+        return entry(
+            *(P0410, line, line, LINES_0410[line - 1]),
+            recalls=3,
+            total=2.1,
+            max_score=0.75,
+            days=["2026-04-13", "2026-04-14"],
+            provenance=AGENT,
+            tags=["network", "router"],
+            **users(3),
+        )
+
+    def signal(key: str, light: int, rem: int, **times: str) -> Json:
+        return {"key": key, "lightHits": light, "remHits": rem, **times}
 
     return Case(
         name="phase-signals",
         purpose="light/REM phase boost (strength, 14-day recency), zero-hit and unknown-key signals dropped",
-        notes={path: NOTE_0410},
+        notes={P0410: NOTE_0410},
         store=store(e(4), e(5), e(8), e(9)),
         phase_signals={
             "version": 1,
             "updatedAt": "2026-04-15T03:00:00.000Z",
             "entries": {
-                keys[0]: {"key": keys[0], "lightHits": 3, "remHits": 2, "lastLightAt": "2026-04-15T03:00:00.000Z",
-                          "lastRemAt": "2026-04-15T03:05:00.000Z"},
-                keys[1]: {"key": keys[1], "lightHits": 12000, "remHits": 0, "lastLightAt": "2026-03-01T03:00:00.000Z"},
-                keys[2]: {"key": keys[2], "lightHits": 0, "remHits": 0, "lastLightAt": "2026-04-15T03:00:00.000Z"},
-                keys[3]: {"key": keys[3], "lightHits": 1, "remHits": 4, "lastRemAt": "not-a-date",
-                          "lastRemConsideredAt": "2026-04-15T03:10:00.000Z"},
-                "memory:memory/2026-04-01.md:1:1": {"key": "memory:memory/2026-04-01.md:1:1", "lightHits": 5,
-                                                    "remHits": 5, "lastLightAt": "2026-04-15T03:00:00.000Z"},
+                keys[0]: signal(
+                    keys[0], 3, 2, lastLightAt="2026-04-15T03:00:00.000Z", lastRemAt="2026-04-15T03:05:00.000Z"
+                ),
+                keys[1]: signal(keys[1], 12000, 0, lastLightAt="2026-03-01T03:00:00.000Z"),
+                keys[2]: signal(keys[2], 0, 0, lastLightAt="2026-04-15T03:00:00.000Z"),
+                keys[3]: signal(keys[3], 1, 4, lastRemAt="not-a-date", lastRemConsideredAt="2026-04-15T03:10:00.000Z"),
+                unknown: signal(unknown, 5, 5, lastLightAt="2026-04-15T03:00:00.000Z"),
             },
         },
     )
@@ -885,51 +795,54 @@ def _phase_signals() -> Case:
 def _long_snippets() -> Case:
     path = "memory/2026-04-14.md"
     sentence = "The quarterly capacity review found the west region at 71 percent of planned storage. "
-    long_text = (sentence * 12).strip()
-    emoji_text = "x" * 799 + "😀" + " tail words after the cap"
-    no_sentence = ("word " * 200).strip()
-    note = "# Notes\n\n" + long_text + "\n" + emoji_text + "\n" + no_sentence + "\n"
+    texts = [
+        (sentence * 12).strip(),
+        "x" * 799 + "😀" + " tail words after the cap",  # the 800-unit cut falls inside the surrogate pair
+        ("word " * 200).strip(),
+    ]
     return Case(
         name="long-snippets",
         purpose="the 800-code-unit snippet cap (never splitting a surrogate pair) and the 640-char promoted text",
-        notes={path: note},
-        store=store(
-            entry(path, 3, 3, long_text, recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                  days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=AGENT),
-            entry(path, 4, 4, emoji_text, recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                  days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=AGENT),
-            entry(path, 5, 5, no_sentence, recalls=5, total=4.6, queries=USER_QUERIES[:4], user=USER_QUERIES[:4],
-                  days=["2026-04-10", "2026-04-12", "2026-04-14"], provenance=AGENT),
-        ),
+        notes={path: "# Notes\n\n" + "\n".join(texts) + "\n"},
+        store=store(*(recalled(path, 3 + i, 3 + i, text) for i, text in enumerate(texts))),
     )
 
 
 def _invalid_rows() -> Case:
-    path = "memory/2026-04-10.md"
-    base = entry(path, 4, 4, "- Configured VLAN 10 on the Omada router for IoT devices.", **PROMOTABLE)
+    base = recalled(P0410, 4, 4, VLAN)
+    coerced = {
+        "startLine": "8",
+        "endLine": 8.0,
+        "snippet": GLACIER,
+        "recallCount": "5",
+        "dailyCount": -2,
+        "groundedCount": 1.9,
+        "totalScore": -1,
+        "maxScore": 7,
+    }
     rows = [
-        base | {"key": "memory:memory/2026-04-10.md:4:4:payload-key-ignored"},
-        without(base, "firstRecalledAt", "lastRecalledAt") | {"key": f"memory:{path}:5:5", "startLine": 5,
-                                                              "endLine": 5,
-                                                              "snippet": "- Gateway binds loopback and port 18789."},
-        base | {"key": f"memory:{path}:8:8", "startLine": "8", "endLine": 8.0,
-                "snippet": "Move backups to S3 Glacier every Sunday night.", "recallCount": "5", "dailyCount": -2,
-                "groundedCount": 1.9, "totalScore": -1, "maxScore": 7},
-        base | {"key": f"memory:{path}:9:9", "startLine": 9, "endLine": 9, "source": "web"},
-        base | {"key": f"memory:{path}:1:1", "startLine": 1.5, "endLine": 1},
+        base | {"key": "memory:something-else"},  # stored under another logical key (below)
+        without(base, "firstRecalledAt", "lastRecalledAt")
+        | {"key": f"memory:{P0410}:5:5", "startLine": 5, "endLine": 5, "snippet": GATEWAY},
+        base | {"key": f"memory:{P0410}:8:8", **coerced},
+        base | {"key": f"memory:{P0410}:9:9", "startLine": 9, "endLine": 9, "source": "web"},
+        base | {"key": f"memory:{P0410}:1:1", "startLine": 1.5, "endLine": 1},
         base | {"key": "memory::3:3", "path": ""},
-        base | {"key": f"memory:{path}:2:2", "startLine": 2, "endLine": 2, "snippet": "   "},
-        base | {"key": f"memory:{path}:3:3", "startLine": 3, "endLine": 3, "snippet": 42},
+        base | {"key": f"memory:{P0410}:2:2", "startLine": 2, "endLine": 2, "snippet": "   "},
+        base | {"key": f"memory:{P0410}:3:3", "startLine": 3, "endLine": 3, "snippet": 42},
         base | {"key": "memory:MEMORY.md:1:1", "path": "MEMORY.md", "startLine": 1, "endLine": 1},
         base | {"key": "memory:memory/dreaming/2026-04-10.md:1:1", "path": "memory/dreaming/2026-04-10.md"},
     ]
     raw = store(updated_at=None)
     raw["entries"] = {row["key"]: row for row in rows}
-    raw["entries"]["memory:memory/2026-04-10.md:4:4:payload-key-ignored"]["key"] = "memory:something-else"
+    raw["entries"] = {
+        ("memory:memory/2026-04-10.md:4:4:payload-key-ignored" if k == "memory:something-else" else k): v
+        for k, v in raw["entries"].items()
+    }
     return Case(
         name="invalid-rows",
         purpose="rows dropped or repaired on read: bad source/lines/path, coerced counters, missing times, no meta",
-        notes={path: NOTE_0410},
+        notes={P0410: NOTE_0410},
         store=raw,
     )
 
@@ -950,8 +863,14 @@ def many_entries(seed: int, count: int) -> tuple[dict[str, str], Json]:
     """
     rng = random.Random(seed)
     files = [f"memory/2026-03-{day:02d}.md" for day in range(1, 21)]
-    lines = {p: [f"Item {n} of {p[7:17]}: {rng.choice(['router', 'backup', 'vlan', 'deploy', 'cache'])} "
-                 f"check {rng.randrange(1000)}." for n in range(1, 61)] for p in files}
+    lines = {
+        p: [
+            f"Item {n} of {p[7:17]}: {rng.choice(['router', 'backup', 'vlan', 'deploy', 'cache'])} "
+            f"check {rng.randrange(1000)}."
+            for n in range(1, 61)
+        ]
+        for p in files
+    }
     notes = {p: "\n".join(text) + "\n" for p, text in lines.items()}
     instants = [f"2026-04-{d:02d}T{h:02d}:00:00.000Z" for d in (10, 12, 14) for h in (6, 18)] + ["not-a-date"]
     entries: Json = {}
@@ -997,19 +916,26 @@ GENERATORS = {"many_entries": many_entries}
 
 
 def expand(case: Case) -> Case:
-    """The case with a generated case's notes and store filled in."""
+    """Return the case with a generated case's notes and store filled in."""
     if case.generator is None:
         return case
     args = {k: v for k, v in case.generator.items() if k != "name"}
     notes, generated = GENERATORS[case.generator["name"]](**args)
     return Case(
-        name=case.name, purpose=case.purpose, now=case.now, notes=notes, memory=case.memory, store=generated,
-        phase_signals=case.phase_signals, options=case.options, generator=case.generator,
+        name=case.name,
+        purpose=case.purpose,
+        now=case.now,
+        notes=notes,
+        memory=case.memory,
+        store=generated,
+        phase_signals=case.phase_signals,
+        options=case.options,
+        generator=case.generator,
     )
 
 
 def generated_digest(case: Case) -> str:
-    """sha256 of a generated case's notes and store (stored in case.json to catch a drifting generator)."""
+    """Hash a generated case's notes and store (sha256, kept in case.json to catch a drifting generator)."""
     full = expand(case)
     payload = json.dumps({"notes": full.notes, "store": full.store}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode()).hexdigest()
@@ -1018,32 +944,48 @@ def generated_digest(case: Case) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # Record cases: sequences of recordShortTermRecalls calls.
 
-GATEWAY = "- Gateway binds loopback and port 18789."
+
+def result(path: str, start: float, end: float, snippet: str, score: float, **extra: Any) -> Json:
+    """Build one search result as memory_search hands it to recordShortTermRecalls."""
+    return {
+        "path": path,
+        "startLine": start,
+        "endLine": end,
+        "score": score,
+        "snippet": snippet,
+        "source": "memory",
+    } | extra
 
 
-def result(path: str, start: int, end: int, snippet: str, score: float, **extra: Any) -> Json:
-    """One search result as memory_search hands it to recordShortTermRecalls."""
-    return {"path": path, "startLine": start, "endLine": end, "score": score, "snippet": snippet, "source": "memory",
-            **extra}
+def step(now: str, query: str, *results: Json, **params: Any) -> Json:
+    """Build one recordShortTermRecalls call at ``now`` (params: signalType, dedupeByQueryPerDay, dayBucket, ...)."""
+    return {"now": now, "query": query, "results": list(results), **params}
 
 
 def _record_cases() -> list[Case]:
-    path = "memory/2026-04-10.md"
-    gateway = result(path, 5, 5, GATEWAY, 0.9)
-    vlan = "- Configured VLAN 10 on the Omada router for IoT devices."
+    gateway = result(P0410, 5, 5, GATEWAY, 0.9)
+    restic_ctx = "Backups: The restic repository lives on the NAS under /volume1/restic."
+    daily_restic = result(P0410, 12, 13, restic_ctx, 0.62, identitySnippet=RESTIC)
+    freeze = result("memory/2026-04-14.md", 3, 3, FREEZE, 0.7)
+    grounded_freeze = freeze | {"score": 0.9, "signalCount": 3, "query": "freeze fact", "dayBucket": "2026-04-14"}
+    alice = result("memory/2026-04-12.md", 4, 4, "Alice prefers async standups on Tuesdays.", 0.8)
+    oncall = result("memory/2026-04-14.md", 4, 4, "- The on-call rotation moves to PagerDuty next week.", 0.9)
+    corpus = "memory/.dreams/session-corpus/2026-04-14.txt"
     return [
         Case(
             name="record-verified-example",
             purpose="§6's verified example: two recalls, a deduped third, a daily signal (hash 2213b71c3c98)",
             now="2026-04-11T09:00:00.000Z",
             steps=[
-                {"now": "2026-04-11T09:00:00.000Z", "query": "Which Port?", "results": [gateway]},
-                {"now": "2026-04-11T09:05:00.000Z", "query": "which port?", "results": [gateway | {"score": 0.7}]},
-                {"now": "2026-04-11T09:10:00.000Z", "query": "which port?", "results": [gateway | {"score": 0.7}],
-                 "dedupeByQueryPerDay": True},
-                {"now": "2026-04-11T09:15:00.000Z", "query": daily_query("2026-04-11"),
-                 "results": [gateway | {"score": 0.62}], "signalType": "daily", "dedupeByQueryPerDay": False,
-                 "dayBucket": "2026-04-11"},
+                step("2026-04-11T09:00:00.000Z", "Which Port?", gateway),
+                step("2026-04-11T09:05:00.000Z", "which port?", gateway | {"score": 0.7}),
+                step("2026-04-11T09:10:00.000Z", "which port?", gateway | {"score": 0.7}, dedupeByQueryPerDay=True),
+                step(
+                    *("2026-04-11T09:15:00.000Z", daily_query("2026-04-11"), gateway | {"score": 0.62}),
+                    signalType="daily",
+                    dedupeByQueryPerDay=False,
+                    dayBucket="2026-04-11",
+                ),
             ],
         ),
         Case(
@@ -1051,17 +993,21 @@ def _record_cases() -> list[Case]:
             purpose="key choice: memory:claim:<hash> from a daily signal, path:lines:<hash> for grounded, plain",
             now="2026-04-12T09:00:00.000Z",
             steps=[
-                {"now": "2026-04-12T03:00:00.000Z", "query": daily_query("2026-04-12"),
-                 "results": [result(path, 4, 4, vlan, 0.62)], "signalType": "daily", "dayBucket": "2026-04-12"},
-                {"now": "2026-04-12T09:00:00.000Z", "query": "vlan for iot",
-                 "results": [result(path, 7, 7, vlan, 0.88)]},
-                {"now": "2026-04-12T09:10:00.000Z", "query": "grounded:gateway",
-                 "results": [result(path, 5, 5, GATEWAY, 0.92, signalCount=2, query="lasting gateway fact")],
-                 "signalType": "grounded", "dedupeByQueryPerDay": True},
-                {"now": "2026-04-12T09:20:00.000Z", "query": "gateway port",
-                 "results": [result(path, 5, 5, GATEWAY, 0.81)]},
-                {"now": "2026-04-12T09:30:00.000Z", "query": "backup schedule",
-                 "results": [result(path, 8, 8, "Move backups to S3 Glacier every Sunday night.", 0.77)]},
+                step(
+                    *("2026-04-12T03:00:00.000Z", daily_query("2026-04-12"), result(P0410, 4, 4, VLAN, 0.62)),
+                    signalType="daily",
+                    dayBucket="2026-04-12",
+                ),
+                step("2026-04-12T09:00:00.000Z", "vlan for iot", result(P0410, 7, 7, VLAN, 0.88)),
+                step(
+                    "2026-04-12T09:10:00.000Z",
+                    "grounded:gateway",
+                    result(P0410, 5, 5, GATEWAY, 0.92, signalCount=2, query="lasting gateway fact"),
+                    signalType="grounded",
+                    dedupeByQueryPerDay=True,
+                ),
+                step("2026-04-12T09:20:00.000Z", "gateway port", result(P0410, 5, 5, GATEWAY, 0.81)),
+                step("2026-04-12T09:30:00.000Z", "backup schedule", result(P0410, 8, 8, GLACIER, 0.77)),
             ],
         ),
         Case(
@@ -1069,25 +1015,28 @@ def _record_cases() -> list[Case]:
             purpose="daily signals fold into a recalled entry with the same claim (identitySnippet), keep its range",
             now="2026-04-13T03:00:00.000Z",
             steps=[
-                {"now": "2026-04-12T10:00:00.000Z", "query": "backup target",
-                 "results": [result(path, 9, 9, "The restic repository lives on the NAS under /volume1/restic.",
-                                    0.86)]},
-                {"now": "2026-04-13T03:00:00.000Z", "query": daily_query("2026-04-12"),
-                 "results": [result(path, 12, 13, "Backups: The restic repository lives on the NAS under "
-                                    "/volume1/restic.", 0.62,
-                                    identitySnippet="The restic repository lives on the NAS under /volume1/restic.")],
-                 "signalType": "daily", "dayBucket": "2026-04-12"},
-                {"now": "2026-04-13T03:01:00.000Z", "query": daily_query("2026-04-12"),
-                 "results": [result(path, 12, 13, "Backups: The restic repository lives on the NAS under "
-                                    "/volume1/restic.", 0.62,
-                                    identitySnippet="The restic repository lives on the NAS under /volume1/restic.")],
-                 "signalType": "daily", "dayBucket": "2026-04-12", "dedupeByQueryPerDay": True},
-                {"now": "2026-04-13T03:02:00.000Z", "query": daily_query("2026-04-13"),
-                 "results": [result(path, 8, 8, "Move backups to S3 Glacier every Sunday night.", 0.62)],
-                 "signalType": "daily", "dayBucket": "2026-04-13"},
-                {"now": "2026-04-13T03:03:00.000Z", "query": daily_query("2026-04-13"),
-                 "results": [result(path, 8, 8, "Move backups to S3 Glacier every Sunday night.", 0.62)],
-                 "signalType": "daily", "dayBucket": "2026-04-13"},
+                step("2026-04-12T10:00:00.000Z", "backup target", result(P0410, 9, 9, RESTIC, 0.86)),
+                step(
+                    *("2026-04-13T03:00:00.000Z", daily_query("2026-04-12"), daily_restic),
+                    signalType="daily",
+                    dayBucket="2026-04-12",
+                ),
+                step(
+                    *("2026-04-13T03:01:00.000Z", daily_query("2026-04-12"), daily_restic),
+                    signalType="daily",
+                    dayBucket="2026-04-12",
+                    dedupeByQueryPerDay=True,
+                ),
+                step(
+                    *("2026-04-13T03:02:00.000Z", daily_query("2026-04-13"), result(P0410, 8, 8, GLACIER, 0.62)),
+                    signalType="daily",
+                    dayBucket="2026-04-13",
+                ),
+                step(
+                    *("2026-04-13T03:03:00.000Z", daily_query("2026-04-13"), result(P0410, 8, 8, GLACIER, 0.62)),
+                    signalType="daily",
+                    dayBucket="2026-04-13",
+                ),
             ],
         ),
         Case(
@@ -1095,22 +1044,20 @@ def _record_cases() -> list[Case]:
             purpose="dedupeByQueryPerDay: same query same day adds nothing (maxScore counts 0), next day counts",
             now="2026-04-14T09:00:00.000Z",
             steps=[
-                {"now": "2026-04-13T09:00:00.000Z", "query": "deploy freeze", "dedupeByQueryPerDay": True,
-                 "results": [result("memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", 0.7)]},
-                {"now": "2026-04-13T10:00:00.000Z", "query": "Deploy Freeze ", "dedupeByQueryPerDay": True,
-                 "results": [result("memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", 0.95)]},
-                {"now": "2026-04-13T11:00:00.000Z", "query": "deploy freeze",
-                 "results": [result("memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", 0.6)]},
-                {"now": "2026-04-14T09:00:00.000Z", "query": "deploy freeze", "dedupeByQueryPerDay": True,
-                 "results": [result("memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", 0.8)]},
-                {"now": "2026-04-14T09:30:00.000Z", "query": "grounded:freeze", "signalType": "grounded",
-                 "dedupeByQueryPerDay": True,
-                 "results": [result("memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", 0.9,
-                                    signalCount=3, query="freeze fact", dayBucket="2026-04-14")]},
-                {"now": "2026-04-14T09:40:00.000Z", "query": "grounded:freeze", "signalType": "grounded",
-                 "dedupeByQueryPerDay": True,
-                 "results": [result("memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", 0.9,
-                                    signalCount=3, query="freeze fact", dayBucket="2026-04-14")]},
+                step("2026-04-13T09:00:00.000Z", "deploy freeze", freeze, dedupeByQueryPerDay=True),
+                step("2026-04-13T10:00:00.000Z", "Deploy Freeze ", freeze | {"score": 0.95}, dedupeByQueryPerDay=True),
+                step("2026-04-13T11:00:00.000Z", "deploy freeze", freeze | {"score": 0.6}),
+                step("2026-04-14T09:00:00.000Z", "deploy freeze", freeze | {"score": 0.8}, dedupeByQueryPerDay=True),
+                step(
+                    *("2026-04-14T09:30:00.000Z", "grounded:freeze", grounded_freeze),
+                    signalType="grounded",
+                    dedupeByQueryPerDay=True,
+                ),
+                step(
+                    *("2026-04-14T09:40:00.000Z", "grounded:freeze", grounded_freeze),
+                    signalType="grounded",
+                    dedupeByQueryPerDay=True,
+                ),
             ],
         ),
         Case(
@@ -1118,25 +1065,32 @@ def _record_cases() -> list[Case]:
             purpose="provenance merge (later class wins, kinds must agree, max observedAt), projectKey merge",
             now="2026-04-14T12:00:00.000Z",
             steps=[
-                {"now": "2026-04-14T09:00:00.000Z", "query": "standup preference",
-                 "results": [result("memory/2026-04-12.md", 4, 4, "Alice prefers async standups on Tuesdays.", 0.8,
-                                    provenance=prov("owner", "interactive", observed=1776157200000,
-                                                    supersedesKey="memory:old"),
-                                    projectKey="Acme/Team")]},
-                {"now": "2026-04-14T10:00:00.000Z", "query": "standups",
-                 "results": [result("memory/2026-04-12.md", 4, 4, "Alice prefers async standups on Tuesdays.", 0.7,
-                                    provenance=prov("agent", "interactive", observed=1776150000000,
-                                                    supersedesKey="memory:old"),
-                                    projectKey="acme/team; Beta/X")]},
-                {"now": "2026-04-14T11:00:00.000Z", "query": "team rituals",
-                 "results": [result("memory/2026-04-12.md", 4, 4, "Alice prefers async standups on Tuesdays.", 0.6,
-                                    provenance=prov("owner", "cron", observed=1776164400000))]},
-                {"now": "2026-04-14T12:00:00.000Z", "query": "who likes async",
-                 "results": [result("memory/2026-04-12.md", 4, 4, "Alice prefers async standups on Tuesdays.", 0.9)]},
-                {"now": "2026-04-14T12:00:00.000Z", "query": "poisoned",
-                 "results": [result("memory/2026-04-14.md", 4, 4,
-                                    "- The on-call rotation moves to PagerDuty next week.", 0.9,
-                                    provenance=prov("untrusted", "subagent", observed=1776168000000))]},
+                step(
+                    *("2026-04-14T09:00:00.000Z", "standup preference"),
+                    alice
+                    | {
+                        "provenance": prov("owner", "interactive", observed=1776157200000, supersedesKey="memory:old"),
+                        "projectKey": "Acme/Team",
+                    },
+                ),
+                step(
+                    *("2026-04-14T10:00:00.000Z", "standups"),
+                    alice
+                    | {
+                        "score": 0.7,
+                        "provenance": prov("agent", "interactive", observed=1776150000000, supersedesKey="memory:old"),
+                        "projectKey": "acme/team; Beta/X",
+                    },
+                ),
+                step(
+                    *("2026-04-14T11:00:00.000Z", "team rituals"),
+                    alice | {"score": 0.6, "provenance": prov("owner", "cron", observed=1776164400000)},
+                ),
+                step("2026-04-14T12:00:00.000Z", "who likes async", alice | {"score": 0.9}),
+                step(
+                    *("2026-04-14T12:00:00.000Z", "poisoned"),
+                    oncall | {"provenance": prov("untrusted", "subagent", observed=1776168000000)},
+                ),
             ],
         ),
         Case(
@@ -1144,26 +1098,27 @@ def _record_cases() -> list[Case]:
             purpose="what is not recorded (other sources, long-term paths, contaminated/empty) and the tz day",
             now="2026-04-14T23:30:00.000Z",
             steps=[
-                {"now": "2026-04-14T23:30:00.000Z", "query": "mixed results", "timezone": "America/Los_Angeles",
-                 "results": [
-                     result("memory/2026-04-14.md", 3, 3, "- Deploy freeze starts Friday 18:00 UTC.", 1.4),
-                     result("MEMORY.md", 3, 3, "- Long-term fact.", 0.99),
-                     result("memory/dreaming/2026-04-14.md", 1, 1, "Dream text.", 0.9),
-                     result("memory/2026-04-14.md", 4, 4, "User: what did we decide?", 0.9),
-                     result("memory/2026-04-14.md", 5, 5, "   ", 0.9),
-                     result("sessions/abc.jsonl", 1, 1, "session hit", 0.9) | {"source": "sessions"},
-                     result("2026-04-13.md", 2, 3, "Bare legacy path fact.", -0.5),
-                     result("memory/.dreams/session-corpus/2026-04-14.txt", 7, 7, "User: keep the transcript turn",
-                            0.7),
-                     result("memory/team/2026-04-14-notes.md", 2.7, 0, "Nested daily note, odd lines.", 0.5),
-                 ]},
+                step(
+                    "2026-04-14T23:30:00.000Z",
+                    "mixed results",
+                    result("memory/2026-04-14.md", 3, 3, FREEZE, 1.4),
+                    result("MEMORY.md", 3, 3, "- Long-term fact.", 0.99),
+                    result("memory/dreaming/2026-04-14.md", 1, 1, "Dream text.", 0.9),
+                    result("memory/2026-04-14.md", 4, 4, "User: what did we decide?", 0.9),
+                    result("memory/2026-04-14.md", 5, 5, "   ", 0.9),
+                    result("sessions/abc.jsonl", 1, 1, "session hit", 0.9) | {"source": "sessions"},
+                    result("2026-04-13.md", 2, 3, "Bare legacy path fact.", -0.5),
+                    result(corpus, 7, 7, "User: keep the transcript turn", 0.7),
+                    result("memory/team/2026-04-14-notes.md", 2.7, 0, "Nested daily note, odd lines.", 0.5),
+                    timezone="America/Los_Angeles",
+                ),
             ],
         ),
     ]
 
 
 def all_cases() -> list[Case]:
-    """Every case, in golden order (generated cases unexpanded: see ``expand``)."""
+    """Return every case, in golden order (generated cases unexpanded: see ``expand``)."""
     cases = [
         _basic(),
         _user_query_hashes(),
@@ -1195,7 +1150,7 @@ def all_cases() -> list[Case]:
 
 
 def case_by_name(name: str) -> Case:
-    """The case called ``name``."""
+    """Return the case called ``name``."""
     for case in all_cases():
         if case.name == name:
             return case

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import hashlib
 import json
 import os
 import shutil
@@ -93,11 +92,12 @@ def build_workspace(case: golden_cases.Case, root: Path) -> Path:
 
 
 def schema_sql(db: Path) -> str:
-    """The schema of an OpenClaw state DB, like sqlite3's .schema, with the pragmas a reader checks."""
+    """Dump an OpenClaw state DB's schema, like sqlite3's .schema, with the pragmas a reader checks."""
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         version = conn.execute("PRAGMA user_version").fetchone()[0]
-        pragmas = {name: conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("journal_mode", "auto_vacuum",
-                                                                                     "page_size")}
+        pragmas = {
+            name: conn.execute(f"PRAGMA {name}").fetchone()[0] for name in ("journal_mode", "auto_vacuum", "page_size")
+        }
         statements = [
             row[0]
             for row in conn.execute(
@@ -118,9 +118,14 @@ def schema_sql(db: Path) -> str:
 
 
 def case_json(case: golden_cases.Case) -> Json:
-    """The case's inputs as stored in case.json (a generated case keeps its recipe and a digest instead)."""
-    value: Json = {"name": case.name, "purpose": case.purpose, "kind": case.kind, "now": case.now,
-                   "options": case.options}
+    """Return the case's inputs as stored in case.json (a generated case keeps its recipe and a digest)."""
+    value: Json = {
+        "name": case.name,
+        "purpose": case.purpose,
+        "kind": case.kind,
+        "now": case.now,
+        "options": case.options,
+    }
     if case.generator is not None:
         value["generator"] = case.generator
         value["generatedSha256"] = golden_cases.generated_digest(case)
@@ -174,8 +179,9 @@ class CaseRun:
 
     def run(self) -> dict[str, bytes]:
         """Run every command of the case and return the golden files by relative path."""
-        self.files["case.json"] = dump_json(case_json(self.case if self.case.generator is None else self._recipe()))\
-            .encode()
+        self.files["case.json"] = dump_json(
+            case_json(self.case if self.case.generator is None else self._recipe())
+        ).encode()
         if self.case.kind == "record":
             output, _ = self._command("record", {"steps": self.case.steps})
             self._json("record/store.json", output["store"])
@@ -187,8 +193,14 @@ class CaseRun:
         output, _ = self._command("rank")
         self._json("rank-promote.json", output)
         output, ws = self._command("promote")
-        self._json("promote/apply.json", {"candidates": output["candidates"], "apply": output["apply"],
-                                          "memoryExists": output["memory"] is not None})
+        self._json(
+            "promote/apply.json",
+            {
+                "candidates": output["candidates"],
+                "apply": output["apply"],
+                "memoryExists": output["memory"] is not None,
+            },
+        )
         self._json("promote/store.json", output["store"])
         self._memory("promote/MEMORY.md", ws)
         output, ws = self._command("sweep")
@@ -286,8 +298,14 @@ PYTHON_QUERIES = ["omada router vlan", "vlan for iot devices", "which vlan is io
 
 def _oc_result(line: int, score: float) -> Json:
     text = INTEROP_NOTE.splitlines()[line - 1]
-    return {"path": INTEROP_PATH, "startLine": line, "endLine": line, "score": score, "snippet": text,
-            "source": "memory"}
+    return {
+        "path": INTEROP_PATH,
+        "startLine": line,
+        "endLine": line,
+        "score": score,
+        "snippet": text,
+        "source": "memory",
+    }
 
 
 class Interop:
@@ -304,38 +322,53 @@ class Interop:
         self.failures: list[str] = []
 
     def openclaw(self, command: str, **request: Any) -> Json:
-        return run_driver(command, {"workspaceDir": str(self.ws), **request}, state_dir=self.state,
-                          now=INTEROP_NOW, home=self.home)
+        """Run a driver command on the shared state dir and workspace."""
+        return run_driver(
+            command, {"workspaceDir": str(self.ws), **request}, state_dir=self.state, now=INTEROP_NOW, home=self.home
+        )
 
     def python(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run the Python CLI (``python -m dreaming``) on the shared workspace, OPENCLAW_STATE_DIR set."""
         env = dict(os.environ)
-        env.update({"PYTHONPATH": str(REPO / "src"), "OPENCLAW_STATE_DIR": str(self.state), "TZ": "UTC",
-                    "HOME": str(self.home)})
+        env.update(
+            {
+                "PYTHONPATH": str(REPO / "src"),
+                "OPENCLAW_STATE_DIR": str(self.state),
+                "TZ": "UTC",
+                "HOME": str(self.home),
+            }
+        )
         cmd = [str(PYTHON), "-m", "dreaming", *args, "-w", str(self.ws), "--now", INTEROP_NOW]
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
         print(f"  $ dreaming {' '.join(args)} -> exit {proc.returncode}")
         return proc
 
     def expect(self, ok: bool, what: str, detail: Any = "") -> bool:
+        """Print and record one check."""
         print(f"  {'PASS' if ok else 'FAIL'}: {what}" + (f"\n        {detail}" if detail and not ok else ""))
         if not ok:
             self.failures.append(what)
         return ok
 
     def entries(self) -> dict[str, Json]:
+        """Return the recall entries as OpenClaw reads them, by key."""
         view = self.openclaw("interop-rank")
         return {e["key"]: e for e in view["store"]["recall"]["entries"]}
 
     def run(self) -> int:
+        """Run every check; return 0 when all pass."""
         print("interop: OpenClaw creates the state DB and records two strong recalls of its own")
-        strong = [{"now": INTEROP_NOW, "query": q, "results": [_oc_result(8, 0.95), _oc_result(9, 0.95)]}
-                  for q in ["deploy freeze", "release window", "friday freeze", "on call", "pagerduty"]]
+        strong = [
+            {"now": INTEROP_NOW, "query": q, "results": [_oc_result(8, 0.95), _oc_result(9, 0.95)]}
+            for q in ["deploy freeze", "release window", "friday freeze", "on call", "pagerduty"]
+        ]
         self.openclaw("record", steps=strong)
         key_oc_promotes = f"memory:{INTEROP_PATH}:8:8"
         key_py_promotes = f"memory:{INTEROP_PATH}:9:9"
         before = self.entries()
-        self.expect({key_oc_promotes, key_py_promotes} <= before.keys(), "OpenClaw wrote its two entries",
-                    sorted(before))
+        self.expect(
+            {key_oc_promotes, key_py_promotes} <= before.keys(), "OpenClaw wrote its two entries", sorted(before)
+        )
 
         print("interop (a): Python records recalls; OpenClaw must read them")
         hits_by_query: dict[str, list[Json]] = {}
@@ -347,34 +380,51 @@ class Interop:
             hits_by_query[query] = json.loads(proc.stdout)["hits"]
         after = self.entries()
         vlan = [e for e in after.values() if e["path"] == INTEROP_PATH and e["startLine"] <= 4 <= e["endLine"]]
-        self.expect(len(vlan) == 1, "OpenClaw sees the entry Python recorded for the VLAN line",
-                    f"entries: {sorted(after)}")
+        self.expect(
+            len(vlan) == 1, "OpenClaw sees the entry Python recorded for the VLAN line", f"entries: {sorted(after)}"
+        )
         if vlan:
             recorded = vlan[0]
             expected_queries = [
-                q for q, hits in hits_by_query.items()
-                if any(h.get("path") == INTEROP_PATH and h.get("start_line", h.get("startLine")) == recorded[
-                    "startLine"] for h in hits)
+                q
+                for q, hits in hits_by_query.items()
+                if any(
+                    h.get("path") == INTEROP_PATH and h.get("start_line", h.get("startLine")) == recorded["startLine"]
+                    for h in hits
+                )
             ]
             want = sorted(golden_cases.query_hash(q) for q in expected_queries)
-            self.expect(recorded["recallCount"] == len(expected_queries),
-                        f"recallCount is {len(expected_queries)} (one per search that returned it)", recorded)
-            self.expect(sorted(recorded.get("userQueryHashes", [])) == want,
-                        "userQueryHashes holds exactly those queries' hashes", recorded)
-        self.expect({key_oc_promotes, key_py_promotes} <= after.keys(),
-                    "OpenClaw's own entries survived Python's writes", sorted(after))
+            self.expect(
+                recorded["recallCount"] == len(expected_queries),
+                f"recallCount is {len(expected_queries)} (one per search that returned it)",
+                recorded,
+            )
+            self.expect(
+                sorted(recorded.get("userQueryHashes", [])) == want,
+                "userQueryHashes holds exactly those queries' hashes",
+                recorded,
+            )
+        self.expect(
+            {key_oc_promotes, key_py_promotes} <= after.keys(),
+            "OpenClaw's own entries survived Python's writes",
+            sorted(after),
+        )
 
         print("interop (b1): OpenClaw promotes; Python must see it as promoted")
         proc = self.python("promote", "--dry-run", "--json")
         listed_before = self._python_candidates(proc)
-        self.expect(key_oc_promotes in listed_before, "Python lists OpenClaw's strong entry before promotion",
-                    listed_before)
+        self.expect(
+            key_oc_promotes in listed_before, "Python lists OpenClaw's strong entry before promotion", listed_before
+        )
         promoted = self.openclaw("interop-promote", keys=[key_oc_promotes])
         self.expect(promoted["apply"]["applied"] == 1, "OpenClaw applied it", promoted["apply"])
         proc = self.python("promote", "--dry-run", "--json")
         listed_after = self._python_candidates(proc)
-        self.expect(proc.returncode == 0 and key_oc_promotes not in listed_after,
-                    "Python no longer lists it after OpenClaw promoted it", listed_after)
+        self.expect(
+            proc.returncode == 0 and key_oc_promotes not in listed_after,
+            "Python no longer lists it after OpenClaw promoted it",
+            listed_after,
+        )
 
         print("interop (b2): Python promotes; OpenClaw must see promotedAt")
         proc = self.python("promote", "--json")
@@ -383,8 +433,10 @@ class Interop:
         entry = final.get(key_py_promotes, {})
         self.expect(bool(entry.get("promotedAt")), "OpenClaw reads promotedAt on the entry Python promoted", entry)
         memory = (self.ws / "MEMORY.md").read_text(encoding="utf-8") if (self.ws / "MEMORY.md").exists() else ""
-        self.expect(f"openclaw-memory-promotion:{key_py_promotes}" in memory,
-                    "MEMORY.md carries Python's promotion marker for it")
+        self.expect(
+            f"openclaw-memory-promotion:{key_py_promotes}" in memory,
+            "MEMORY.md carries Python's promotion marker for it",
+        )
         print(f"interop: {len(self.failures)} failure(s)")
         return 1 if self.failures else 0
 
