@@ -454,7 +454,7 @@ We need a second array before Q3.
     storage = "Storage grows about 2 TB per month. We need a second array before Q3."
 
     def e(start: int, end: int, snippet: str, first: int, **kw: Any) -> Json:
-        return entry(path, start, end, snippet, recalls=4, total=3.6, provenance=AGENT, **users(3, first), **kw)
+        return recalled(path, start, end, snippet, **users(3, first), **kw)
 
     return Case(
         name="multi-line-snippets",
