@@ -859,7 +859,8 @@ def many_entries(seed: int, count: int) -> tuple[dict[str, str], Json]:
     """Build the generated case's notes and store from ``seed``: same arguments, same bytes.
 
     Twenty note files of 60 lines; entries point at those lines. lastRecalledAt comes from a small set of instants
-    (many ties), some unparsable; counters, scores and promotedAt are drawn so every retention tie-break is used.
+    (many ties), some unparsable; counters, scores and promotedAt are drawn so every retention tie-break is used, and
+    the entries with 4 or 5 recalls pass the default gates, so apply rewrites (and caps) the store.
     """
     rng = random.Random(seed)
     files = [f"memory/2026-03-{day:02d}.md" for day in range(1, 21)]
@@ -885,6 +886,12 @@ def many_entries(seed: int, count: int) -> tuple[dict[str, str], Json]:
         signals = recalls + daily
         total = round(rng.choice([0.5, 0.62, 0.7, 0.8, 0.9]) * signals, 2)
         last = rng.choice(instants)
+        dated = last[0].isdigit()
+        strong = dated and recalls >= 4  # recalled on three days: these pass the default gates
+        day = int(last[8:10]) if dated else 0
+        days = (
+            [f"2026-04-{day - 4:02d}", f"2026-04-{day - 2:02d}", last[:10]] if strong else [last[:10]] if dated else []
+        )
         value: Json = {
             "key": key,
             "path": path,
@@ -900,8 +907,8 @@ def many_entries(seed: int, count: int) -> tuple[dict[str, str], Json]:
             "firstRecalledAt": "2026-04-01T00:00:00.000Z",
             "lastRecalledAt": last,
             "queryHashes": [query_hash(q) for q in rng.sample(USER_QUERIES, min(3, recalls))],
-            "recallDays": [last[:10]] if last[0].isdigit() else [],
-            "conceptTags": ["router"],
+            "recallDays": days,
+            "conceptTags": ["router", "vlan", "backup", "deploy"] if strong else ["router"],
         }
         if recalls:
             value["userQueryHashes"] = list(value["queryHashes"])
@@ -1095,11 +1102,11 @@ def _record_cases() -> list[Case]:
         ),
         Case(
             name="record-filters",
-            purpose="what is not recorded (other sources, long-term paths, contaminated/empty) and the tz day",
-            now="2026-04-14T23:30:00.000Z",
+            purpose="what is not recorded (other sources, long-term paths, contaminated/empty); the day in the tz",
+            now="2026-04-15T03:30:00.000Z",
             steps=[
                 step(
-                    "2026-04-14T23:30:00.000Z",
+                    "2026-04-15T03:30:00.000Z",
                     "mixed results",
                     result("memory/2026-04-14.md", 3, 3, FREEZE, 1.4),
                     result("MEMORY.md", 3, 3, "- Long-term fact.", 0.99),

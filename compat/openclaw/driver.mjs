@@ -363,7 +363,10 @@ async function main() {
 	if (!command.startsWith("interop-")) await seed(oc, request);
 	const output = await commands[command](oc, request);
 	await oc.closePluginStateDatabaseAsync();
-	process.stdout.write(`${JSON.stringify(output)}\n`);
+	// Wait for the pipe to take the whole output: process.exit() would cut an asynchronous pipe write at 64 KiB.
+	await new Promise((resolve, reject) =>
+		process.stdout.write(`${JSON.stringify(output)}\n`, (error) => (error ? reject(error) : resolve())),
+	);
 }
 
 main().then(
