@@ -421,9 +421,9 @@ class Interop:
         proc = self.python("promote", "--dry-run", "--json")
         listed_after = self._python_candidates(proc)
         self.expect(
-            proc.returncode == 0 and key_oc_promotes not in listed_after,
-            "Python no longer lists it after OpenClaw promoted it",
-            listed_after,
+            key_oc_promotes in listed_before and key_oc_promotes not in listed_after,
+            "Python listed it before and no longer lists it after OpenClaw promoted it",
+            {"before": listed_before, "after": listed_after},
         )
 
         print("interop (b2): Python promotes; OpenClaw must see promotedAt")
