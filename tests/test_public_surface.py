@@ -40,7 +40,7 @@ SURFACES = {
     ],
     "dreaming.config": [
         "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",
-        "ScheduleConfig", "VerdictsConfig", "load_config",
+        "RecallConfig", "ScheduleConfig", "VerdictsConfig", "load_config",
     ],
     "dreaming.memory": [
         "REDACTED", "SECRET_GLOBS", "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport",
