@@ -154,7 +154,9 @@ def _run(
     report: InputReport | None = None,
 ) -> _RunResult:
     repaired, invalid, overflow = repair_in_place(store)
-    ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
+    ranking = rank_entries(
+        store.entries, read_phase_signals(ws), config.deep, now=now, openclaw_compat=config.recall.openclaw_compat
+    )
     plans, refused = _plan(ws, ranking.candidates)
     # Bytes decoded as they are (a CRLF file stays CRLF), and bytes that are not UTF-8 kept byte for byte.
     current = _read_memory_md(ws, report)
