@@ -23,7 +23,13 @@ from dreaming.memory.recall._ingest import chunk_daily_note, ingest_daily_notes,
 from dreaming.memory.recall._paths import is_short_term_path
 from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
 from dreaming.memory.recall._phases import RecallPhaseSummary, light_sleep_recall, rem_sleep_recall
-from dreaming.memory.recall._ranking import Candidate, Components, RankingResult, rank_short_term_candidates
+from dreaming.memory.recall._ranking import (
+    Candidate,
+    Components,
+    RankingResult,
+    gate_reason,
+    rank_short_term_candidates,
+)
 from dreaming.memory.recall._record import (
     GroundedItem,
     RecallQuery,
@@ -53,6 +59,7 @@ __all__ = [
     "compact_memory_for_budget",
     "deep_sleep_recall",
     "derive_concept_tags",
+    "gate_reason",
     "ingest_daily_notes",
     "is_contaminated_snippet",
     "is_short_term_path",

@@ -99,6 +99,7 @@ _GATE_TEXT = {reason_gate: reason for reason, reason_gate in READ_GATES.items()}
     "unpromotable": "only markdown skeleton",
     "promoted": "already promoted",
     "no_signals": "no signals",
+    "repaired_away": "dropped by the repair that runs before ranking",
 }
 
 
