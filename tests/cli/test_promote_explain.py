@@ -58,7 +58,7 @@ def test_every_stored_entry_is_a_candidate_or_skipped_with_its_reason(workspace:
             "memory/2026-04-02.md",
             "Shared by a stranger",
             provenance={"originClass": "untrusted", "sessionKind": "cron", "observedAt": 0},
-        ),  # fmt: skip
+        ),
         "memory:memory/2026-04-02.md:5:5": _entry(
             "memory:memory/2026-04-02.md:5:5", "memory/2026-04-02.md", "Asked twice", queryHashes=["a1", "b2"]
         ),

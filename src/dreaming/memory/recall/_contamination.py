@@ -70,7 +70,7 @@ _SKELETON = re.compile(r"^(?:[#>*_`|~=\-+\s]|<!--.*?-->|\[[ xX]?\])*$")
 
 def _as_utf16_units(text: str) -> str:
     # Each character outside the BMP as its two surrogates, so ``.{0,260}`` counts what a JS regex counts.
-    if max(text) <= "\uffff":
+    if text.isascii() or max(text) <= "\uffff":
         return text
     return "".join(c if c <= "\uffff" else chr(0xD7C0 + (ord(c) >> 10)) + chr(0xDC00 + (ord(c) & 0x3FF)) for c in text)
 
@@ -103,22 +103,35 @@ def _has_narrative_lead(snippet: str) -> bool:
     return bool(_LEAD_IN_HEAD.search(utf16_truncate(rest, 200)))
 
 
-def is_contaminated_snippet(snippet: str, *, allow_transcript_turn: bool = False) -> bool:
+def is_contaminated_snippet(snippet: str, *, allow_transcript_turn: bool = False, collapsed: bool = False) -> bool:
     """Return whether ``snippet`` is dreaming output or a raw transcript rather than something worth keeping.
 
     Args:
         snippet: the snippet as recorded or stored (its whitespace is collapsed first).
         allow_transcript_turn: accept a snippet that opens with ``User:``/``Assistant:``; OpenClaw passes this for
             session-corpus paths, whose lines are such turns.
+        collapsed: ``snippet`` is already collapsed (as a normalized entry's is): skip that step.
     """
-    text = js_collapse_whitespace(snippet)
+    text = snippet if collapsed else js_collapse_whitespace(snippet)
     if not text:
         return False
     units = _as_utf16_units(text)
-    if _ANYWHERE.search(units) or (not allow_transcript_turn and _TRANSCRIPT_TURN.match(units)):
+    if not allow_transcript_turn and _TRANSCRIPT_TURN.match(units):
         return True
-    # Every staged block holds "confidence:": most snippets stop at this one substring test.
-    if not _CONFIDENCE.search(units) or not _EVIDENCE.search(units) or not _has_narrative_lead(text):
+    # Each pattern holds one of these words: most snippets are cleared by a few substring tests, not six regexes.
+    low = text.lower()
+    if (
+        "<!--" in low
+        or "session" in low
+        or "score=" in low
+        or "dreaming-narrative" in low
+        or "summary:" in low
+        or "strict rules:" in low
+    ) and _ANYWHERE.search(units):
+        return True
+    if "confidence:" not in low or not _CONFIDENCE.search(units) or not _EVIDENCE.search(units):
+        return False
+    if not _has_narrative_lead(text):
         return False
     return bool((_STAGED.search(units) and _RECALLS.search(units)) or _REFLECTION_NOTE.search(units))
 

@@ -16,6 +16,7 @@ points after that, which is the remaining difference.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -55,13 +56,17 @@ def to_fixed(value: float, digits: int) -> str:
 
 def utf16_len(text: str) -> int:
     """Return JS ``text.length``: UTF-16 code units (a character outside the BMP counts two)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def utf16_truncate(text: str, limit: int) -> str:
     """Return the longest prefix of ``text`` within ``limit`` UTF-16 code units, never splitting a surrogate pair."""
     if len(text) * 2 <= limit:
         return text
+    if text.isascii() or max(text) <= "\uffff":
+        return text[:limit]
     units = 0
     for index, ch in enumerate(text):
         units += 2 if ord(ch) > 0xFFFF else 1
@@ -116,12 +121,17 @@ JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3
 """JS ``\\s`` and ``trim()``'s set, as a character-class body: Python's differs (it adds U+001C-U+001F and U+0085 and
 lacks U+FEFF)."""
 _WS_RUN = re.compile(f"[{JS_WHITESPACE}]+")
+_WS_CHARS = frozenset("\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff") | frozenset(
+    map(chr, range(0x2000, 0x200B))
+)
 _WS_LEFT = re.compile(f"^[{JS_WHITESPACE}]+")
 _WS_RIGHT = re.compile(f"[{JS_WHITESPACE}]+\\Z")
 
 
 def js_trim(text: str) -> str:
     """Return ``text.trim()``."""
+    if text[:1] not in _WS_CHARS and text[-1:] not in _WS_CHARS:
+        return text
     return _WS_RIGHT.sub("", _WS_LEFT.sub("", text))
 
 
@@ -130,9 +140,23 @@ def js_trim_end(text: str) -> str:
     return _WS_RIGHT.sub("", text)
 
 
+_NOT_COLLAPSED = re.compile(f"[{JS_WHITESPACE.replace(' ', '')}]|  ")
+
+
 def js_collapse_whitespace(text: str) -> str:
     """Return ``text`` trimmed, each whitespace run one space (JS whitespace): OpenClaw's ``normalizeSnippet``."""
-    return _WS_RUN.sub(" ", js_trim(text))
+    # Most snippets are stored collapsed already; telling so is cheaper than rewriting them.
+    if text.isascii():
+        spaced = "  " in text or "\n" in text or "\t" in text or "\r" in text or "\v" in text or "\f" in text
+        if not spaced and text[:1] != " " and text[-1:] != " ":
+            return text
+        # Python splits ASCII text on JS's ASCII whitespace plus U+001C-U+001F, which JS keeps.
+        if not ("\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text):
+            return " ".join(text.split())
+    elif _NOT_COLLAPSED.search(text) is None and text[:1] not in _WS_CHARS and text[-1:] not in _WS_CHARS:
+        return text
+    # Every run is one space after the substitution, so stripping spaces is the trim.
+    return _WS_RUN.sub(" ", text).strip(" ")
 
 
 _DECIMAL = re.compile(r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
@@ -206,6 +230,21 @@ def _days_from_civil(year: int, month: int, day: int) -> int:
     return era * 146097 + doe - 719468
 
 
+def _canonical_iso_ms(text: str) -> float | None:
+    # ``YYYY-MM-DDTHH:MM:SS.sssZ`` (how OpenClaw writes every timestamp), read without the general pattern.
+    digits = text[:4] + text[5:7] + text[8:10] + text[11:13] + text[14:16] + text[17:19] + text[20:23]
+    if not (text[4] == text[7] == "-" and text[10] == "T" and text[13] == text[16] == ":" and text[19] == "."):
+        return None
+    if not (digits.isascii() and digits.isdigit()):
+        return None
+    month, day = int(text[5:7]), int(text[8:10])
+    hour, minute, second = int(text[11:13]), int(text[14:16]), int(text[17:19])
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and second <= 59):
+        return None
+    days = _days_from_civil(int(text[:4]), month, 1) + day - 1
+    return float((days * 86_400 + (hour * 60 + minute) * 60 + second) * 1000 + int(text[20:23]))
+
+
 def js_date_parse_ms(text: object) -> float | None:
     """Return ``Date.parse(text)`` in ms since the epoch, or None where JS gives NaN (or for a non-string).
 
@@ -213,8 +252,16 @@ def js_date_parse_ms(text: object) -> float | None:
     (OpenClaw writes every timestamp with ``Z``). Of V8's legacy formats only ``YYYY-MM-DD HH:MM[:SS]`` is read; the
     rest (``2026/04/01``, ``April 1, 2026``, ``"12"``) give None where V8 guesses a date.
     """
-    if not isinstance(text, str):
-        return None
+    return _parse_date(text) if isinstance(text, str) else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_date(text: str) -> float | None:
+    # Stores repeat their timestamps (a night stamps many entries alike): each distinct one is parsed once.
+    if len(text) == 24 and text[23] == "Z":
+        fast = _canonical_iso_ms(text)
+        if fast is not None:
+            return fast
     match = _ISO_DATE.fullmatch(text) or _SPACED_DATE.fullmatch(text)
     if match is None or match["y"] == "-000000":
         return None

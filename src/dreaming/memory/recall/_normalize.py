@@ -125,7 +125,7 @@ class NormalizedStore:
 def js_object_order(keys: Iterable[str]) -> list[str]:
     """Return ``keys`` in the order a JS object iterates them: array indices (``"0"``, ``"42"``) first, ascending."""
     ordered = list(keys)
-    indices = [k for k in ordered if _ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1]
+    indices = [k for k in ordered if "0" <= k[:1] <= "9" and _ARRAY_INDEX.fullmatch(k) and int(k) < 2**32 - 1]
     if not indices:
         return ordered
     index_set = set(indices)
@@ -147,6 +147,9 @@ def _number(entry: Mapping[str, Any], name: str) -> float:
 def _count(entry: Mapping[str, Any], name: str) -> int:
     # ``Math.max(0, Math.floor(Number(x) || 0))``. An infinite count (only a hand edit can write 1e999; JSON.stringify
     # writes null) reads as 0 here, where OpenClaw would carry Infinity.
+    raw = entry.get(name)
+    if raw.__class__ is int:
+        return raw if raw > 0 else 0
     value = _number(entry, name)
     return max(0, math.floor(value)) if math.isfinite(value) else 0
 
@@ -154,13 +157,17 @@ def _count(entry: Mapping[str, Any], name: str) -> int:
 def _score(entry: Mapping[str, Any], name: str) -> int | float:
     # ``Number(x) || 0`` as a number of the type it was stored as, so an integral total written as 3 stays 3.
     raw = entry.get(name)
+    if raw.__class__ is float or raw.__class__ is int:
+        return raw if raw == raw else 0  # NaN (never from JSON, but a caller's float may be) reads as 0
     value = _number(entry, name)
-    if math.isnan(value):
-        return 0
-    return raw if raw.__class__ is int else value
+    return 0 if math.isnan(value) else value
 
 
 def _distinct_strings(values: list[Any], limit: int) -> list[str]:
+    # Already distinct, trimmed and within the limit, as OpenClaw writes them: nothing to do.
+    if len(values) <= limit and all(v.__class__ is str and v and js_trim(v) is v for v in values):  # noqa: SIM102
+        if len(set(values)) == len(values):
+            return list(values)
     seen: set[str] = set()
     out: list[str] = []
     for value in values:
@@ -176,11 +183,24 @@ def _distinct_strings(values: list[Any], limit: int) -> list[str]:
     return out
 
 
-def _iso_day(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
+def _iso_day(value: object) -> str:
+    # The leading ``YYYY-MM-DD`` of a recall day, or "" (days repeat across entries: each is read once).
+    return _iso_day_of(value) if isinstance(value, str) else ""
+
+
+@functools.lru_cache(maxsize=4096)
+def _iso_day_of(value: str) -> str:
     match = _ISO_DAY.match(js_trim(value))
-    return match.group(0) if match else None
+    return match.group(0) if match else ""
+
+
+def _line(entry: Mapping[str, Any], name: str) -> int | None:
+    # ``Number(x)`` when it is an integer (``"3"`` and ``null`` are: 3 and 0), else None.
+    raw = entry.get(name)
+    if raw.__class__ is int:
+        return raw
+    value = _number(entry, name)
+    return int(value) if math.isfinite(value) and value.is_integer() else None
 
 
 def _project_keys(value: object) -> str | None:
@@ -219,30 +239,46 @@ def _derived_tags(path: str, snippet: str) -> tuple[str, ...]:
     return tuple(derive_concept_tags(path, snippet))
 
 
-def normalize_recall_entry(key: str, value: object, *, now_iso: str) -> dict[str, Any] | str:
-    """Return one stored entry as OpenClaw reads it, or the reason it is dropped (a ``DROP_*`` text).
+_Screened = tuple[str, str, int, int, str]
+"""An entry every reader keeps: its key (rebuilt when blank), path, lines and collapsed full snippet."""
 
-    Args:
-        key: its key in the store; a blank one is rebuilt from path, lines and claim hash.
-        value: the stored entry, as parsed from JSON.
-        now_iso: what a missing timestamp becomes (``Date.toISOString`` form).
-    """
+
+def _screen(key: str, value: object) -> _Screened | str:
+    # What decides whether an entry is read at all, or the reason it is not (a ``DROP_*`` text).
     if not isinstance(value, dict):
         return DROP_NOT_AN_OBJECT
-    entry: dict[str, Any] = value
-    raw_path = entry.get("path")
+    raw_path = value.get("path")
     path = normalize_memory_path(raw_path) if isinstance(raw_path, str) else ""
     if not path:
         return DROP_NO_PATH
-    start, end = _number(entry, "startLine"), _number(entry, "endLine")
-    if not (math.isfinite(start) and math.isfinite(end) and start.is_integer() and end.is_integer()):
+    start, end = _line(value, "startLine"), _line(value, "endLine")
+    if start is None or end is None:
         return DROP_NOT_AN_INTEGER_LINE
-    if entry.get("source") != "memory":
+    if value.get("source") != "memory":
         return DROP_NOT_MEMORY
-    raw_snippet = entry.get("snippet")
+    raw_snippet = value.get("snippet")
     full = js_collapse_whitespace(raw_snippet) if isinstance(raw_snippet, str) else ""
-    if full and is_contaminated_snippet(full, allow_transcript_turn=is_session_corpus_path(path)):
+    if full and is_contaminated_snippet(full, allow_transcript_turn=is_session_corpus_path(path), collapsed=True):
         return DROP_CONTAMINATED
+    if not key:
+        claim = _claim_hash(value)
+        key = f"memory:{path}:{_js_int_text(start)}:{_js_int_text(end)}" + (f":{claim}" if claim else "")
+    return key, path, start, end, full
+
+
+def _js_int_text(value: int) -> str:
+    # How JS prints an integral number: in exponent form from 1e21 on (Python's repr of the float agrees).
+    return str(value) if abs(value) < 10**21 else repr(float(value))
+
+
+def _claim_hash(entry: Mapping[str, Any]) -> str | None:
+    claim = entry.get("claimHash")
+    return js_trim(claim) if isinstance(claim, str) and js_trim(claim) else None
+
+
+def _finish(screened: _Screened, entry: dict[str, Any], now_iso: str) -> dict[str, Any]:
+    # The normalized entry, fields in OpenClaw's order, unknown fields after them.
+    key, path, start, end, full = screened
     daily, grounded = _count(entry, "dailyCount"), _count(entry, "groundedCount")
     first, last = entry.get("firstRecalledAt"), entry.get("lastRecalledAt")
     first = first if isinstance(first, str) else now_iso
@@ -256,21 +292,18 @@ def normalize_recall_entry(key: str, value: object, *, now_iso: str) -> dict[str
         user_hashes = _distinct_strings(raw_user, MAX_QUERY_HASHES)
     elif daily == 0 and grounded == 0:
         user_hashes = list(hashes)  # an entry from before userQueryHashes, fed by user recalls only
-    days = [d for d in map(_iso_day, raw_days) if d is not None] if isinstance(raw_days, list) else []
+    days = [d for d in map(_iso_day, raw_days) if d] if isinstance(raw_days, list) else []
     if isinstance(raw_tags, list):
         tags = _distinct_strings([js_trim(t).lower() if isinstance(t, str) else t for t in raw_tags], MAX_CONCEPT_TAGS)
     else:
         tags = list(_derived_tags(path, full))
-    claim = entry.get("claimHash")
-    claim = js_trim(claim) if isinstance(claim, str) and js_trim(claim) else None
-    if not key:
-        key = f"memory:{path}:{int(start)}:{int(end)}" + (f":{claim}" if claim else "")
+    claim = _claim_hash(entry)
     max_score = _score(entry, "maxScore")
     out: dict[str, Any] = {
         "key": key,
         "path": path,
-        "startLine": int(start),
-        "endLine": int(end),
+        "startLine": start,
+        "endLine": end,
         "source": "memory",
         "snippet": truncate_snippet(full),
         "recallCount": _count(entry, "recallCount"),
@@ -297,10 +330,24 @@ def normalize_recall_entry(key: str, value: object, *, now_iso: str) -> dict[str
     promoted = entry.get("promotedAt")
     if isinstance(promoted, str) and promoted:
         out["promotedAt"] = promoted
-    for name, field in entry.items():
-        if name not in _KNOWN:
-            out[name] = field
+    if entry.keys() - _KNOWN:
+        out.update((name, field) for name, field in entry.items() if name not in _KNOWN)
     return out
+
+
+def normalize_recall_entry(key: str, value: object, *, now_iso: str) -> dict[str, Any] | str:
+    """Return one stored entry as OpenClaw reads it, or the reason it is dropped (a ``DROP_*`` text).
+
+    Args:
+        key: its key in the store; a blank one is rebuilt from path, lines and claim hash.
+        value: the stored entry, as parsed from JSON.
+        now_iso: what a missing timestamp becomes (``Date.toISOString`` form).
+    """
+    screened = _screen(key, value)
+    if isinstance(screened, str):
+        return screened
+    assert isinstance(value, dict)
+    return _finish(screened, value, now_iso)
 
 
 def _timestamp(value: object) -> float:
@@ -309,13 +356,15 @@ def _timestamp(value: object) -> float:
     return -math.inf if ms is None else ms
 
 
-def _retention_key(key: str, entry: Mapping[str, Any]) -> tuple[Any, ...]:
+def _retention_key(key: str, entry: Mapping[str, Any], now_iso: str | None) -> tuple[Any, ...]:
     # Ascending sorts best first: newest, most signals, highest total and max score, newest promotion, key. Read
-    # through the normalizer's coercions, so an entry not yet normalized (a writer's) sorts as its normal form would.
+    # through the normalizer's coercions, so a stored entry sorts as its normal form would (a missing
+    # ``lastRecalledAt`` reads as ``now_iso``).
     signals = _count(entry, "recallCount") + _count(entry, "dailyCount") + _count(entry, "groundedCount")
     max_score = _score(entry, "maxScore")
+    last = entry.get("lastRecalledAt")
     return (
-        -_timestamp(entry.get("lastRecalledAt")),
+        -_timestamp(last if isinstance(last, str) or now_iso is None else now_iso),
         -signals,
         -max(0, _score(entry, "totalScore")),
         -(min(1, max(0, max_score)) if math.isfinite(max_score) else 0),
@@ -329,20 +378,27 @@ def _has_real_signal(entry: Mapping[str, Any]) -> bool:
 
 
 def enforce_retention(
-    entries: Mapping[str, Mapping[str, Any]], *, cap: int = MAX_ENTRIES, openclaw_compat: bool = True
+    entries: Mapping[str, Mapping[str, Any]],
+    *,
+    cap: int = MAX_ENTRIES,
+    openclaw_compat: bool = True,
+    now_iso: str | None = None,
 ) -> tuple[list[str], list[str]]:
     """Return the keys of the best ``cap`` entries, re-sorted by key (``localeCompare``), and the evicted keys.
 
     With ``openclaw_compat`` false, entries with a real recall or grounded evidence outrank every entry that only has
     ingestion signals (OpenClaw #150635); within each group OpenClaw's order applies. At or under the cap nothing
-    changes, order included.
+    changes, order included. Entries are read through the normalizer's coercions, a missing ``lastRecalledAt`` as
+    ``now_iso`` (as unparsable without it).
     """
     if len(entries) <= cap:
         return list(entries), []
     if openclaw_compat:
-        ranked = sorted(entries, key=lambda k: _retention_key(k, entries[k]))
+        ranked = sorted(entries, key=lambda k: _retention_key(k, entries[k], now_iso))
     else:
-        ranked = sorted(entries, key=lambda k: (not _has_real_signal(entries[k]), *_retention_key(k, entries[k])))
+        ranked = sorted(
+            entries, key=lambda k: (not _has_real_signal(entries[k]), *_retention_key(k, entries[k], now_iso))
+        )
     return sorted(ranked[:cap], key=locale_compare_key), ranked[cap:]
 
 
@@ -360,23 +416,25 @@ def normalize_recall_store(
         cap: the entry cap.
     """
     now_iso = format_iso(now)
-    entries: dict[str, dict[str, Any]] = {}
+    screened: dict[str, _Screened] = {}
+    stored: dict[str, dict[str, Any]] = {}
     source_of: dict[str, str] = {}
     dropped: list[DroppedEntry] = []
     for stored_key in js_object_order(raw):
-        result = normalize_recall_entry(stored_key, raw[stored_key], now_iso=now_iso)
+        value = raw[stored_key]
+        result = _screen(stored_key, value)
         if isinstance(result, str):
             dropped.append(DroppedEntry(key=stored_key, reason=result))
             continue
-        key = result["key"]
+        key = result[0]
         if key in source_of:  # a blank key rebuilt into one that exists: the later entry wins, as in JS
             dropped.append(DroppedEntry(key=source_of[key], reason=DROP_DUPLICATE_KEY))
         source_of[key] = stored_key
-        entries[key] = result
-    kept, evicted = enforce_retention(entries, cap=cap, openclaw_compat=openclaw_compat)
-    if evicted:
-        entries = {k: entries[k] for k in kept}
-        dropped.extend(DroppedEntry(key=source_of[k], reason=DROP_OVER_CAP) for k in evicted)
+        screened[key], stored[key] = result, value
+    # The cap first, on the stored values read as the normalizer reads them: only the kept entries are normalized.
+    kept, evicted = enforce_retention(stored, cap=cap, openclaw_compat=openclaw_compat, now_iso=now_iso)
+    dropped.extend(DroppedEntry(key=source_of[k], reason=DROP_OVER_CAP) for k in evicted)
+    entries = {k: _finish(screened[k], stored[k], now_iso) for k in kept}
     return NormalizedStore(entries=entries, dropped=tuple(dropped))
 
 

@@ -212,7 +212,7 @@ def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_comp
     Writers here still evict entries without real recalls first unless told ``openclaw_compat``; reads cap as
     ``[recall] openclaw_compat`` says.
     """
-    entries = {k: v if isinstance(v, dict) else {} for k, v in store.entries.items()}
+    entries = {k: v if isinstance(v, dict) else {} for k, v in store.entries.items()}  # read as they would be
     kept, evicted = enforce_retention(entries, cap=cap, openclaw_compat=openclaw_compat)
     if evicted:
         store.entries = {k: store.entries[k] for k in kept}
