@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -234,3 +235,119 @@ def test_first_failing_gate_in_openclaw_order_is_reported() -> None:
     result = rank_entries(by_gate, {}, config, now=at("2026-04-15T00:00:00"))
     assert [c.key for c in result.candidates] == ["passes"]
     assert list(result.skipped) == [(gate, gate) for gate in list(by_gate)[:-1]]
+
+
+# --- 2026.9 facts (openclaw-2026.9.md §5) ---------------------------------------------------------------------------
+
+
+def _stored(path: str = PATH, line: int = 1, **fields: Any) -> dict[str, Any]:
+    base = {"path": path, "startLine": line, "endLine": line, "source": "memory", "snippet": GLACIER,
+            "recallCount": 3, "totalScore": 2.4, "maxScore": 0.8, "queryHashes": ["q1", "q2", "q3"],
+            "recallDays": ["2026-04-01"], "conceptTags": ["glacier"], "lastRecalledAt": "2026-04-01T10:00:00.000Z"}  # fmt: skip
+    return {**base, **fields}
+
+
+NOW_RANK = at("2026-04-02T10:00:00")
+
+
+@pytest.mark.parametrize(
+    ("fields", "unique", "diversity"),
+    [
+        ({}, 3, 0.6),  # no userQueryHashes, recalls only: the query hashes were user queries
+        ({"dailyCount": 1}, 0, 0.0),  # ingestion mixed in: no user query is known
+        ({"userQueryHashes": []}, 0, 0.0),  # a stored [] is kept
+        ({"userQueryHashes": ["u1"], "recallDays": [f"2026-03-{d:02d}" for d in range(20, 30)]}, 1, 0.2),  # no days
+    ],
+)
+def test_unique_queries_are_distinct_user_queries(fields: dict[str, Any], unique: int, diversity: float) -> None:
+    result = rank_entries({"k": _stored(**fields)}, {}, ZERO, now=NOW_RANK)
+    (c,) = result.candidates
+    assert c.unique_queries == unique and c.components.diversity == pytest.approx(diversity)
+
+
+@pytest.mark.parametrize(("origin", "gate"), [("untrusted", "origin"), ("system", "origin"), ("bogus", "origin")])
+def test_untrusted_and_system_origins_are_skipped_before_the_gates(origin: str, gate: str) -> None:
+    stored = {"k": _stored(recallCount=0, provenance={"originClass": origin})}  # would fail no_signals next
+    assert rank_entries(stored, {}, ZERO, now=NOW_RANK).skipped == (("k", gate),)
+
+
+@pytest.mark.parametrize("origin", ["owner", "agent", None])
+def test_owner_agent_and_unrecorded_origins_rank(origin: str | None) -> None:
+    fields: dict[str, Any] = {"provenance": {"originClass": origin, "sessionKind": "interactive"}} if origin else {}
+    assert len(rank_entries({"k": _stored(**fields)}, {}, ZERO, now=NOW_RANK).candidates) == 1
+
+
+def test_duplicate_recall_days_count_in_n_but_not_in_span() -> None:
+    days: dict[str, Any] = {"recallDays": ["2026-04-01", "2026-04-01", "2026-04-02"]}
+    (compat,) = rank_entries({"k": _stored(**days)}, {}, ZERO, now=NOW_RANK).candidates
+    # n = 3 with the duplicate: 0.55 * ln3/ln5 + 0.45 * 1/7
+    assert compat.components.consolidation == pytest.approx(0.55 * math.log(3) / math.log(5) + 0.45 / 7)
+    assert compat.recall_days == ("2026-04-01", "2026-04-01", "2026-04-02")
+    (fixed,) = rank_entries({"k": _stored(**days)}, {}, ZERO, now=NOW_RANK, openclaw_compat=False).candidates
+    assert fixed.components.consolidation == pytest.approx(0.55 * math.log(2) / math.log(5) + 0.45 / 7)
+
+
+def test_ties_sort_by_recalls_then_path_by_locale_compare_then_store_order() -> None:
+    stored = {
+        "upper": _stored("memory/2026-04-01-B.md"),
+        "lower": _stored("memory/2026-04-01-a.md"),
+        "more-recalls": _stored("memory/2026-04-01-z.md", recallCount=4, totalScore=3.2),
+        "same-path-1": _stored("memory/2026-04-01-c.md", line=7),
+        "same-path-2": _stored("memory/2026-04-01-c.md", line=3),
+    }
+    same = rank_entries(stored, {}, ZERO, now=NOW_RANK)
+    scores = {c.key: c.score for c in same.candidates}
+    assert scores["upper"] == scores["lower"] == scores["same-path-1"] == scores["same-path-2"]
+    tied = [c.key for c in same.candidates if c.score == scores["upper"]]
+    # localeCompare puts "a" before "B" (code points would not); equal paths keep store order.
+    assert tied == ["lower", "upper", "same-path-1", "same-path-2"]
+
+
+def test_recall_count_breaks_a_score_tie() -> None:
+    users: dict[str, Any] = {"userQueryHashes": ["q1", "q2", "q3"]}
+    stored = {"fewer": _stored(line=2, recallCount=2, dailyCount=1, **users), "more": _stored(**users)}
+    ranked = rank_entries(stored, {}, ZERO, now=NOW_RANK).candidates
+    assert ranked[0].score == ranked[1].score and [c.key for c in ranked] == ["more", "fewer"]
+
+
+@pytest.mark.parametrize(
+    ("config", "passes"),
+    [
+        (DeepConfig(min_score=1.5, min_recall_count=0, min_unique_queries=0), False),  # min_score out of [0,1]: 0.75
+        (DeepConfig(min_score=0, min_recall_count=-1, min_unique_queries=0), True),  # -1 signals: back to 3
+        (DeepConfig(min_score=0, min_recall_count=4, min_unique_queries=0), False),
+        (DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=-2), True),  # back to 3 user queries
+        (DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=4), False),
+    ],
+)
+def test_invalid_thresholds_fall_back_to_openclaws_defaults(config: DeepConfig, passes: bool) -> None:
+    assert bool(rank_entries({"k": _stored()}, {}, config, now=NOW_RANK).candidates) is passes
+
+
+def test_max_age_is_floored_and_a_negative_one_is_off() -> None:
+    stored = {"k": _stored(lastRecalledAt="2026-03-25T09:00:00.000Z")}  # 8.04 days before NOW_RANK
+    assert rank_entries(stored, {}, DeepConfig(min_score=0, max_age_days=8.9), now=NOW_RANK).candidates == ()
+    assert rank_entries(stored, {}, DeepConfig(min_score=0, max_age_days=-1), now=NOW_RANK).candidates != ()
+
+
+def test_an_unparsable_last_recall_is_age_zero() -> None:
+    (c,) = rank_entries({"k": _stored(lastRecalledAt="not-a-date")}, {}, ZERO, now=NOW_RANK).candidates
+    assert (c.age_days, c.components.recency) == (0.0, 1.0)
+
+
+def test_a_half_life_that_is_not_positive_falls_back_to_14_days() -> None:
+    stored = {"k": _stored(lastRecalledAt="2026-03-19T10:00:00.000Z")}  # 14 days before NOW_RANK
+    (c,) = rank_entries(stored, {}, DeepConfig(min_score=0, recency_half_life_days=0), now=NOW_RANK).candidates
+    assert c.components.recency == pytest.approx(0.5)
+
+
+def test_ranking_sees_the_512_entries_a_read_keeps() -> None:
+    stored = {
+        f"k{i:03d}": _stored(line=i + 1, lastRecalledAt=f"2026-04-01T{i % 24:02d}:00:00.000Z") for i in range(515)
+    }
+    stored["k000"]["lastRecalledAt"] = "2026-03-01T00:00:00.000Z"  # the oldest three go
+    stored["k001"]["lastRecalledAt"] = "2026-03-01T00:00:00.000Z"
+    stored["k002"]["lastRecalledAt"] = "2026-03-01T00:00:00.000Z"
+    result = rank_entries(stored, {}, DeepConfig(min_score=0, limit=1000), now=NOW_RANK)
+    assert len(result.candidates) == 512
+    assert result.skipped == (("k000", "over_cap"), ("k001", "over_cap"), ("k002", "over_cap"))
