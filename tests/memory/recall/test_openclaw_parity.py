@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -24,6 +25,7 @@ from .openclaw_golden import GoldenCase, case_names, expected, load_case
 pytest.importorskip("icu", reason="CJK concept tags and localeCompare need ICU (the icu extra)")
 
 PROMOTION = case_names("promotion")
+RECORD = case_names("record")
 TOLERANCE = 1e-3
 _RANK_DEFAULTS = {"limit": 10, "minScore": 0.75, "minRecallCount": 3, "minUniqueQueries": 3,
                   "recencyHalfLifeDays": 14, "maxAgeDays": 30}  # fmt: skip
@@ -74,6 +76,17 @@ def test_the_store_reads_as_openclaw_reads_it(name: str) -> None:
         assert _same_numbers(ours, their), their["key"]
     assert len(read.entries) + len(read.dropped) == len(entries)
     assert _same_numbers(list(normalize_phase_signals(phase).values()), golden["phase"]["entries"])
+
+
+@pytest.mark.parametrize("name", RECORD)
+def test_recorded_rows_read_as_openclaw_reads_them(name: str) -> None:
+    """The rows OpenClaw's own recorder wrote (in its row order) read back as its reader sees them."""
+    case = load_case(name)
+    assert case.steps
+    rows = expected(case, "record/store.json")["recall"]["entries"]
+    last_now = datetime.fromisoformat(case.steps[-1]["now"].replace("Z", "+00:00"))
+    read = normalize_recall_store({row["key"]: row for row in rows}, now=last_now)
+    assert _same_numbers(list(read.entries.values()), expected(case, "record/read.json")["recall"]["entries"])
 
 
 @pytest.mark.parametrize("name", PROMOTION)
