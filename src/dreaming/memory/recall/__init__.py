@@ -2,8 +2,10 @@
 
 Reads and writes OpenClaw's files as they are (``memory/.dreams/short-term-recall.json`` version 1,
 ``phase-signals.json``, the promotion lock, MEMORY.md promotion sections), and does better where its users hurt:
-no read size cap (#92050), dreaming output never recorded or promoted (#67580), retention that evicts entries without
-real recalls first (#150635), ingestion signals never reported as recalls (#72021).
+no read size cap (#92050), dreaming output never recorded or promoted (#67580), ingestion signals never reported as
+recalls (#72021). Every read is normalized and ranked exactly as OpenClaw 2026.9.6 does; with ``[recall]
+openclaw_compat = false``, retention evicts entries without real recalls first (#150635) and a duplicate recall day
+counts once.
 """
 
 from __future__ import annotations
