@@ -78,7 +78,7 @@ SURFACES = {
         "PromotionSummary", "RankingResult", "RecallPhaseSummary", "RecallQuery", "RecallResult", "RecordRules",
         "RepairReport",
         "audit_recall_artifacts", "chunk_daily_note", "compact_memory_for_budget", "deep_sleep_recall",
-        "derive_concept_tags", "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path",
+        "derive_concept_tags", "gate_reason", "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path",
         "light_sleep_recall", "line_range_overlaps_dreaming_fence", "note_snippet", "promote_short_term_recalls",
         "promotion_marker",
         "rank_short_term_candidates", "read_light_staged_keys", "read_store",

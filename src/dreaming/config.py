@@ -62,8 +62,8 @@ class DeepConfig:
     """Score gate."""
     min_recall_count: int = 3
     """Minimum signals (recalls + daily + grounded)."""
-    min_unique_queries: int = 2
-    """Minimum context diversity (distinct queries or recall days)."""
+    min_unique_queries: int = 3
+    """Minimum distinct user queries (``userQueryHashes``: searches, never ingestion or grounded signals)."""
     recency_half_life_days: float = ranged(14.0, minimum=1e-9)
     """Half-life of the recency component."""
     max_age_days: float = 30.0

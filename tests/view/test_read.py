@@ -114,6 +114,6 @@ def test_each_recall_entry_shows_the_gate_that_stops_it(tmp_path: Path) -> None:
     later = memory_page(ws, config, datetime(2019, 3, 1, tzinfo=UTC))  # every recall is now too old
     assert "passes" not in {row["gate"] for row in later["recalls"]}
     assert "max_age_days" in {row["gate"] for row in later["recalls"]}
-    assert "last recall &gt; 30 days ago" in Site(
+    assert "last signal more than 30 days ago" in Site(
         workspace=ws, config=config, now=datetime(2019, 3, 1, tzinfo=UTC)
     ).render("memory.html")

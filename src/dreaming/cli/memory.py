@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Annotated, Any, cast
 
@@ -23,16 +23,20 @@ from dreaming.cli.options import (
     print_plain,
     refused_writes,
 )
+from dreaming.config import DeepConfig
 from dreaming.errors import LockBusyError, ToolError
 from dreaming.memory import ConsolidationLock, check_confined, readable_markdown
 from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
 from dreaming.memory.recall import (
     Candidate,
     PromotionSummary,
+    RankingResult,
     audit_recall_artifacts,
     deep_sleep_recall,
+    gate_reason,
     note_snippet,
     promote_short_term_recalls,
+    rank_short_term_candidates,
     repair_recall_artifacts,
 )
 from dreaming.memory.search import SearchHit
@@ -56,12 +60,41 @@ def _candidate_json(c: Candidate) -> dict[str, Any]:
     }
 
 
-def promotion_json(summary: PromotionSummary) -> dict[str, Any]:
-    """Return ``{"candidates": [...], "skipped": [{"key", "gate"}]}`` for a promotion run."""
-    return {
-        "candidates": [_candidate_json(c) for c in summary.ranking.candidates],
-        "skipped": [{"key": key, "gate": gate} for key, gate in summary.skipped],
-    }
+def promotion_json(summary: PromotionSummary, deep: DeepConfig, stored: RankingResult | None = None) -> dict[str, Any]:
+    """Return ``{"candidates": [...], "skipped": [{"key", "gate", "reason"}]}`` for a promotion run.
+
+    A candidate that apply refuses (its note is gone, its lines are fenced) is skipped with that reason. With
+    ``stored`` (the store as read before the run, ranked with the same gates and no limit), every stored entry is
+    accounted for: one the run never saw (the nightly repair dropped it first) is reported with the gate the stored
+    entry meets, so an entry dropped on read (a contaminated snippet, a note that is not a daily note) is never
+    silently absent. A skipped entry that got a score carries it with its components.
+    """
+    refused = dict(summary.refused)
+    ranked = summary.ranking
+    scored = {c.key: c for c in (*(stored.scored if stored else ()), *ranked.scored, *ranked.candidates)}
+    seen = {c.key for c in ranked.candidates if c.key not in refused}
+    skipped: list[dict[str, Any]] = []
+
+    def skip(key: str, gate: str) -> None:
+        seen.add(key)
+        reason = summary.disabled_reason if gate == "disabled" else gate_reason(gate, deep)
+        row: dict[str, Any] = {"key": key, "gate": gate, "reason": reason}
+        if key in scored:
+            row["score"] = round(scored[key].score, 6)
+            row["components"] = _candidate_json(scored[key])["components"]
+        skipped.append(row)
+
+    for key, gate in summary.skipped:
+        skip(key, gate)
+    if stored is not None:
+        for key, gate in stored.skipped:
+            if key not in seen:
+                skip(key, gate)
+        for c in stored.candidates:
+            if c.key not in seen:
+                skip(c.key, "disabled" if summary.disabled_reason else "repaired_away")
+    candidates = [_candidate_json(c) for c in ranked.candidates if c.key not in refused]
+    return {"candidates": candidates, "skipped": skipped}
 
 
 def _register_recall(app: typer.Typer) -> None:
@@ -79,6 +112,12 @@ def _register_recall(app: typer.Typer) -> None:
         """Rank recalls and promote the best into MEMORY.md (each candidate with its components)."""
         ws, config = open_workspace(workspace)
         moment = parse_now(now)
+        stored = None
+        if json_out:  # the store as it stands, ranked without a limit: it explains entries the run never sees
+            unlimited = replace(config.deep, limit=1_000_000_000)
+            stored = rank_short_term_candidates(
+                ws, unlimited, now=moment, openclaw_compat=config.recall.openclaw_compat
+            )
         if dry_run:
             summary = deep_sleep_recall(ws, config, now=moment, dry_run=True)
         else:
@@ -92,7 +131,7 @@ def _register_recall(app: typer.Typer) -> None:
                 err_console.print(f"[red]error:[/] {exc}")
                 raise typer.Exit(EXIT_LOCK_BUSY) from exc
         if json_out:
-            print_json(promotion_json(summary))
+            print_json(promotion_json(summary, config.deep, stored))
             return
         if summary.disabled_reason:
             console.print(summary.disabled_reason)

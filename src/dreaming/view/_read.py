@@ -22,7 +22,7 @@ from typing import Any
 from dreaming.config import DreamingConfig
 from dreaming.memory import InputReport, InsightFile, Workspace, active_insights, iter_jsonl, read_insight
 from dreaming.memory.gaps import list_gaps
-from dreaming.memory.recall import rank_short_term_candidates
+from dreaming.memory.recall import gate_reason, rank_short_term_candidates
 from dreaming.view._charts import Bar, SpendPoint, hit_rate_chart, spend_chart
 
 __all__ = [
@@ -234,21 +234,14 @@ def _read_memory_md(ws: Workspace) -> str:
 
 def memory_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
     """Return the Memory page: MEMORY.md, and every recall entry with its components and the gate that stopped it."""
-    ranked = rank_short_term_candidates(ws, config.deep, now=now)
+    compat = config.recall.openclaw_compat
+    ranked = rank_short_term_candidates(ws, config.deep, now=now, openclaw_compat=compat)
     gate_of = dict(ranked.skipped)
     candidate_keys = {c.key for c in ranked.candidates}
     open_gates = dataclasses.replace(
         config.deep, min_score=0.0, min_recall_count=0, min_unique_queries=0, max_age_days=-1.0, limit=1_000_000_000
     )
-    everything = rank_short_term_candidates(ws, open_gates, now=now, include_promoted=True)
-    thresholds = {
-        "min_score": f"score < {config.deep.min_score}",
-        "min_recall_count": f"signals < {config.deep.min_recall_count}",
-        "min_unique_queries": f"distinct queries < {config.deep.min_unique_queries}",
-        "max_age_days": f"last recall > {config.deep.max_age_days:g} days ago",
-        "limit": f"past the limit of {config.deep.limit}",
-        "promoted": "already promoted",
-    }
+    everything = rank_short_term_candidates(ws, open_gates, now=now, include_promoted=True, openclaw_compat=compat)
     rows = []
     for candidate in everything.candidates[:_MAX_RECALL_ROWS]:
         gate = "passes" if candidate.key in candidate_keys else gate_of.get(candidate.key, "?")
@@ -257,10 +250,11 @@ def memory_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[st
                 "candidate": candidate,
                 "components": dataclasses.asdict(candidate.components),
                 "gate": gate,
-                "gate_detail": thresholds.get(gate, gate),
+                "gate_detail": gate_reason(gate, config.deep),
             }
         )
-    unranked = Counter(gate for key, gate in everything.skipped)
+    # Entries no gate-free ranking scores: left out on read (contaminated, over the cap, ...) or not a daily note.
+    unranked = Counter(gate_reason(gate, config.deep) for _, gate in everything.skipped)
     return {
         "memory_md": _read_memory_md(ws),
         "recalls": rows,

@@ -237,7 +237,9 @@ def test_twenty_thousand_entry_store_has_no_size_cap(workspace: Workspace) -> No
     assert workspace.recall_store.stat().st_size > 17_000_000
     # How fast it ranks is measured in `make bench` (bench/bench_recall.py, as a ratio to loading the file).
     result = rank_short_term_candidates(workspace, DeepConfig(limit=20_000, min_score=0), now=NOW)
-    assert len(result.candidates) + len(result.skipped) == 20_000 and len(result.candidates) == 20_000
+    # Every entry is read; ranking then sees the 512 that OpenClaw's read cap keeps, and reports the rest.
+    assert len(result.candidates) + len(result.skipped) == 20_000 and len(result.candidates) == 512
+    assert {gate for _, gate in result.skipped} == {"over_cap"}
     store = read_store(workspace, now=NOW)
     write_store(workspace, store, now=NOW)
     assert len(read_store(workspace, now=NOW).entries) == 20_000
@@ -269,7 +271,8 @@ def test_dreaming_output_never_enters_the_store(workspace: Workspace) -> None:
 def test_config_defaults() -> None:
     deep = DreamingConfig.from_mapping({}).deep
     assert (deep.enabled, deep.limit, deep.min_score, deep.min_recall_count) == (True, 10, 0.75, 3)
-    assert (deep.min_unique_queries, deep.recency_half_life_days, deep.max_age_days) == (2, 14.0, 30.0)
+    # 2026.9: three distinct user queries (short-term-promotion-types), no longer two.
+    assert (deep.min_unique_queries, deep.recency_half_life_days, deep.max_age_days) == (3, 14.0, 30.0)
 
 
 def test_config_explicit_values() -> None:
@@ -299,7 +302,7 @@ def test_config_limit_zero_is_accepted() -> None:
 
 @pytest.mark.parametrize(
     ("key", "value", "default"),
-    [("min_score", -0.2, 0.75), ("min_recall_count", -2, 3), ("min_unique_queries", -4, 2),
+    [("min_score", -0.2, 0.75), ("min_recall_count", -2, 3), ("min_unique_queries", -4, 3),
      ("recency_half_life_days", -10, 14.0), ("max_age_days", -5, 30.0)],
 )  # fmt: skip
 def test_config_negatives_fall_back(key: str, value: float, default: float) -> None:

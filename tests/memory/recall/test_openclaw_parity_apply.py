@@ -33,14 +33,9 @@ _RANK = (
 )
 MATCHING = {("promote", "cjk-snippets"), ("promote", "concept-tags-empty"), ("promote", "phase-signals")}
 """End-to-end runs that already match OpenClaw on this branch."""
-PENDING: dict[str, str] = dict.fromkeys(case_names(), _RANK)
+PENDING: dict[str, str] = {}
 """Golden cases this branch does not match yet end to end, with why (strict: a case that passes fails the list)."""
-APPLY_PENDING: dict[str, str] = {
-    "invalid-rows": "a blank or non-string snippet reads as '' only through OpenClaw's read normalizer (oc-rank)",
-    "legacy-bare-paths": "'./memory/...' and backslash paths are normalized by OpenClaw's read normalizer (oc-rank)",
-    "provenance-variety": "invalid provenance reads as untrusted, and transcript turns are contamination, only "
-    "through OpenClaw's read normalizer and contamination rules (oc-rank)",
-}
+APPLY_PENDING: dict[str, str] = {}
 """Golden cases whose apply, given OpenClaw's own candidates, still differs, with why."""
 
 
@@ -83,7 +78,7 @@ def _runs() -> list[Any]:
     runs = []
     for command in ("promote", "sweep"):
         for name in case_names("promotion"):
-            marks = [] if (command, name) in MATCHING else [pytest.mark.xfail(reason=PENDING[name], strict=True)]
+            marks = [pytest.mark.xfail(reason=PENDING[name], strict=True)] if name in PENDING else []
             runs.append(pytest.param(command, name, marks=marks, id=f"{command}-{name}"))
     return runs
 

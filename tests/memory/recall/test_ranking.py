@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import timedelta
 from typing import Any
 
@@ -66,28 +67,30 @@ def _daily_day(ws: Workspace, day: str) -> None:
     record_phase_signals(ws, phase="rem", keys=[key], now=now)
 
 
-def test_daily_only_signals_clear_the_gate_on_day_three(workspace: Workspace) -> None:
-    _daily_day(workspace, "2026-04-01")
-    assert rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-01T10:01:00")).candidates == ()
-    _daily_day(workspace, "2026-04-02")
-    assert rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-02T10:01:00")).candidates == ()
-    _daily_day(workspace, "2026-04-03")
-    (c,) = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00")).candidates
-    assert (c.recall_count, c.daily_count, c.unique_queries) == (0, 3, 3)
+def test_daily_only_signals_never_clear_the_default_gate(workspace: Workspace) -> None:
+    """2026.9: ingestion queries never enter userQueryHashes, so a daily-only entry has no distinct user query."""
+    for day in ("2026-04-01", "2026-04-02", "2026-04-03"):
+        _daily_day(workspace, day)
+    result = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00"))
+    assert result.candidates == () and result.skipped == ((f"memory:{PATH}:1:2", "min_unique_queries"),)
+    open_gate = DeepConfig(min_unique_queries=0, min_score=0)
+    (c,) = rank_short_term_candidates(workspace, open_gate, now=at("2026-04-03T10:01:00")).candidates
+    assert (c.recall_count, c.daily_count, c.unique_queries) == (0, 3, 0)
     assert c.recall_days == ("2026-04-01", "2026-04-02", "2026-04-03")
-    # 0.3*0.62 + 0.24*ln4/ln11 + 0.15*3/5 + 0.15*~1 + 0.10*0.504 + 0.06*3/6 = 0.645; boost (0.06+0.09)*ln4/ln7 = 0.107
+    # 0.24*ln4/ln11 + 0.3*0.62 + 0.15*0 + 0.15*~1 + 0.10*0.504 + 0.06*4/6 = 0.139+0.186+0.150+0.050+0.040 = 0.565,
+    # plus the boost (0.06+0.09)*ln4/ln7 = 0.107
     parts = c.components
-    assert (round(parts.relevance, 3), round(parts.frequency, 3), round(parts.diversity, 3)) == (0.62, 0.578, 0.6)
-    assert (round(parts.recency, 3), round(parts.consolidation, 3), round(parts.conceptual, 3)) == (1.0, 0.504, 0.5)
+    assert (round(parts.relevance, 3), round(parts.frequency, 3), round(parts.diversity, 3)) == (0.62, 0.578, 0.0)
+    assert (round(parts.recency, 3), round(parts.consolidation, 3), round(parts.conceptual, 3)) == (1.0, 0.504, 0.667)
     assert round(parts.phase_boost, 3) == 0.107
-    assert round(c.score, 3) == 0.752 and c.score >= 0.75
+    assert round(c.score, 3) == 0.672 and c.score < 0.75
 
 
 def test_daily_only_without_phase_boost_stays_below_gate(workspace: Workspace) -> None:
     for day in ("2026-04-01", "2026-04-02", "2026-04-03"):
         rec(workspace, f"__dreaming_daily__:{day}", PATH, 1, 2, 0.62, GLACIER, at(f"{day}T10:00:00"),
             signal_type="daily", day_bucket=day)  # fmt: skip
-    result = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00"))
+    result = rank_short_term_candidates(workspace, DeepConfig(min_unique_queries=0), now=at("2026-04-03T10:01:00"))
     assert result.skipped == ((claim_entry_key(claim_hash(GLACIER)), "min_score"),)
 
 
@@ -153,10 +156,14 @@ def test_grounded_evidence_is_ranked_and_applied(workspace: Workspace) -> None:
         ],
         now=now,
     )  # fmt: skip
-    (c,) = rank_short_term_candidates(workspace, DeepConfig(), now=now).candidates
-    assert (c.grounded_count, c.unique_queries) == (3, 2)
+    # Grounded signals add no user query: the default gate of 3 distinct user queries stops the entry.
+    skipped = rank_short_term_candidates(workspace, DeepConfig(), now=now)
+    assert skipped.candidates == () and skipped.skipped[0][1] == "min_unique_queries"
+    config = DreamingConfig(deep=DeepConfig(min_unique_queries=0, min_score=0))
+    (c,) = rank_short_term_candidates(workspace, config.deep, now=now).candidates
+    assert (c.grounded_count, c.unique_queries) == (3, 0)
     assert round(c.avg_score, 3) == 0.887  # (2*0.92 + 0.82) / 3
-    summary = deep_sleep_recall(workspace, DreamingConfig(), now=now)
+    summary = deep_sleep_recall(workspace, config, now=now)
     assert len(summary.applied) == 1 and text in workspace.memory_md.read_text()
     assert summary.real_recalls == 3 and summary.ingestion_signals == 0
 
@@ -184,7 +191,7 @@ def test_contaminated_entry_already_in_store_is_not_ranked(workspace: Workspace)
     )
     workspace.recall_store.write_text(json.dumps(doc))
     result = rank_short_term_candidates(workspace, ZERO, now=at("2026-04-01T10:00:00"))
-    assert result.candidates == () and result.skipped[0][1] == "unpromotable"
+    assert result.candidates == () and result.skipped[0][1] == "contaminated"
 
 
 def test_sort_and_limit(workspace: Workspace) -> None:
@@ -208,16 +215,19 @@ def test_perfect_entry_scores_one(workspace: Workspace) -> None:
 
 def test_first_failing_gate_in_openclaw_order_is_reported() -> None:
     """Each entry fails every gate from its own onwards: the earliest one is the one reported."""
-    base = {"path": PATH, "snippet": GLACIER, "recallCount": 5, "queryHashes": ["a", "b"], "totalScore": 4.5,
+    base = {"path": PATH, "startLine": 1, "endLine": 1, "source": "memory", "snippet": GLACIER, "recallCount": 5,
+            "queryHashes": ["a", "b"], "userQueryHashes": ["a", "b"], "totalScore": 4.5,
             "lastRecalledAt": "2026-04-14T00:00:00.000Z"}  # fmt: skip
-    late = {"recallCount": 0, "queryHashes": [], "recallDays": [], "lastRecalledAt": "2025-01-01T00:00:00.000Z"}
+    late = {"recallCount": 0, "userQueryHashes": [], "recallDays": [], "lastRecalledAt": "2025-01-01T00:00:00.000Z"}
+    promoted = {"promotedAt": "2026-04-02T00:00:00.000Z"}
+    untrusted = {"provenance": {"originClass": "untrusted", "sessionKind": "cron", "observedAt": 0}}
     by_gate: dict[str, dict[str, Any]] = {
-        "path": {**base, **late, "path": "MEMORY.md", "snippet": "## ", "promotedAt": "2026-04-02T00:00:00.000Z"},
-        "unpromotable": {**base, **late, "snippet": "## ", "promotedAt": "2026-04-02T00:00:00.000Z"},
-        "promoted": {**base, **late, "promotedAt": "2026-04-02T00:00:00.000Z"},
+        "path": {**base, **late, **promoted, **untrusted, "path": "MEMORY.md"},
+        "origin": {**base, **late, **promoted, **untrusted},
+        "promoted": {**base, **late, **promoted},
         "no_signals": {**base, **late},
         "min_recall_count": {**base, **late, "dailyCount": 1},
-        "min_unique_queries": {**base, "queryHashes": ["a"], "lastRecalledAt": late["lastRecalledAt"]},
+        "min_unique_queries": {**base, "userQueryHashes": ["a"], "lastRecalledAt": late["lastRecalledAt"]},
         "max_age_days": {**base, "totalScore": 0.0, "lastRecalledAt": late["lastRecalledAt"]},
         "min_score": {**base, "totalScore": 0.0},
         "passes": base,
@@ -226,3 +236,119 @@ def test_first_failing_gate_in_openclaw_order_is_reported() -> None:
     result = rank_entries(by_gate, {}, config, now=at("2026-04-15T00:00:00"))
     assert [c.key for c in result.candidates] == ["passes"]
     assert list(result.skipped) == [(gate, gate) for gate in list(by_gate)[:-1]]
+
+
+# --- 2026.9 facts (openclaw-2026.9.md §5) ---------------------------------------------------------------------------
+
+
+def _stored(path: str = PATH, line: int = 1, **fields: Any) -> dict[str, Any]:
+    base = {"path": path, "startLine": line, "endLine": line, "source": "memory", "snippet": GLACIER,
+            "recallCount": 3, "totalScore": 2.4, "maxScore": 0.8, "queryHashes": ["q1", "q2", "q3"],
+            "recallDays": ["2026-04-01"], "conceptTags": ["glacier"], "lastRecalledAt": "2026-04-01T10:00:00.000Z"}  # fmt: skip
+    return {**base, **fields}
+
+
+NOW_RANK = at("2026-04-02T10:00:00")
+
+
+@pytest.mark.parametrize(
+    ("fields", "unique", "diversity"),
+    [
+        ({}, 3, 0.6),  # no userQueryHashes, recalls only: the query hashes were user queries
+        ({"dailyCount": 1}, 0, 0.0),  # ingestion mixed in: no user query is known
+        ({"userQueryHashes": []}, 0, 0.0),  # a stored [] is kept
+        ({"userQueryHashes": ["u1"], "recallDays": [f"2026-03-{d:02d}" for d in range(20, 30)]}, 1, 0.2),  # no days
+    ],
+)
+def test_unique_queries_are_distinct_user_queries(fields: dict[str, Any], unique: int, diversity: float) -> None:
+    result = rank_entries({"k": _stored(**fields)}, {}, ZERO, now=NOW_RANK)
+    (c,) = result.candidates
+    assert c.unique_queries == unique and c.components.diversity == pytest.approx(diversity)
+
+
+@pytest.mark.parametrize(("origin", "gate"), [("untrusted", "origin"), ("system", "origin"), ("bogus", "origin")])
+def test_untrusted_and_system_origins_are_skipped_before_the_gates(origin: str, gate: str) -> None:
+    stored = {"k": _stored(recallCount=0, provenance={"originClass": origin})}  # would fail no_signals next
+    assert rank_entries(stored, {}, ZERO, now=NOW_RANK).skipped == (("k", gate),)
+
+
+@pytest.mark.parametrize("origin", ["owner", "agent", None])
+def test_owner_agent_and_unrecorded_origins_rank(origin: str | None) -> None:
+    fields: dict[str, Any] = {"provenance": {"originClass": origin, "sessionKind": "interactive"}} if origin else {}
+    assert len(rank_entries({"k": _stored(**fields)}, {}, ZERO, now=NOW_RANK).candidates) == 1
+
+
+def test_duplicate_recall_days_count_in_n_but_not_in_span() -> None:
+    days: dict[str, Any] = {"recallDays": ["2026-04-01", "2026-04-01", "2026-04-02"]}
+    (compat,) = rank_entries({"k": _stored(**days)}, {}, ZERO, now=NOW_RANK).candidates
+    # n = 3 with the duplicate: 0.55 * ln3/ln5 + 0.45 * 1/7
+    assert compat.components.consolidation == pytest.approx(0.55 * math.log(3) / math.log(5) + 0.45 / 7)
+    assert compat.recall_days == ("2026-04-01", "2026-04-01", "2026-04-02")
+    (fixed,) = rank_entries({"k": _stored(**days)}, {}, ZERO, now=NOW_RANK, openclaw_compat=False).candidates
+    assert fixed.components.consolidation == pytest.approx(0.55 * math.log(2) / math.log(5) + 0.45 / 7)
+
+
+def test_ties_sort_by_recalls_then_path_by_locale_compare_then_store_order() -> None:
+    stored = {
+        "upper": _stored("memory/2026-04-01-B.md"),
+        "lower": _stored("memory/2026-04-01-a.md"),
+        "more-recalls": _stored("memory/2026-04-01-z.md", recallCount=4, totalScore=3.2),
+        "same-path-1": _stored("memory/2026-04-01-c.md", line=7),
+        "same-path-2": _stored("memory/2026-04-01-c.md", line=3),
+    }
+    same = rank_entries(stored, {}, ZERO, now=NOW_RANK)
+    scores = {c.key: c.score for c in same.candidates}
+    assert scores["upper"] == scores["lower"] == scores["same-path-1"] == scores["same-path-2"]
+    tied = [c.key for c in same.candidates if c.score == scores["upper"]]
+    # localeCompare puts "a" before "B" (code points would not); equal paths keep store order.
+    assert tied == ["lower", "upper", "same-path-1", "same-path-2"]
+
+
+def test_recall_count_breaks_a_score_tie() -> None:
+    users: dict[str, Any] = {"userQueryHashes": ["q1", "q2", "q3"]}
+    stored = {"fewer": _stored(line=2, recallCount=2, dailyCount=1, **users), "more": _stored(**users)}
+    ranked = rank_entries(stored, {}, ZERO, now=NOW_RANK).candidates
+    assert ranked[0].score == ranked[1].score and [c.key for c in ranked] == ["more", "fewer"]
+
+
+@pytest.mark.parametrize(
+    ("config", "passes"),
+    [
+        (DeepConfig(min_score=1.5, min_recall_count=0, min_unique_queries=0), False),  # min_score out of [0,1]: 0.75
+        (DeepConfig(min_score=0, min_recall_count=-1, min_unique_queries=0), True),  # -1 signals: back to 3
+        (DeepConfig(min_score=0, min_recall_count=4, min_unique_queries=0), False),
+        (DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=-2), True),  # back to 3 user queries
+        (DeepConfig(min_score=0, min_recall_count=0, min_unique_queries=4), False),
+    ],
+)
+def test_invalid_thresholds_fall_back_to_openclaws_defaults(config: DeepConfig, passes: bool) -> None:
+    assert bool(rank_entries({"k": _stored()}, {}, config, now=NOW_RANK).candidates) is passes
+
+
+def test_max_age_is_floored_and_a_negative_one_is_off() -> None:
+    stored = {"k": _stored(lastRecalledAt="2026-03-25T09:00:00.000Z")}  # 8.04 days before NOW_RANK
+    assert rank_entries(stored, {}, DeepConfig(min_score=0, max_age_days=8.9), now=NOW_RANK).candidates == ()
+    assert rank_entries(stored, {}, DeepConfig(min_score=0, max_age_days=-1), now=NOW_RANK).candidates != ()
+
+
+def test_an_unparsable_last_recall_is_age_zero() -> None:
+    (c,) = rank_entries({"k": _stored(lastRecalledAt="not-a-date")}, {}, ZERO, now=NOW_RANK).candidates
+    assert (c.age_days, c.components.recency) == (0.0, 1.0)
+
+
+def test_a_half_life_that_is_not_positive_falls_back_to_14_days() -> None:
+    stored = {"k": _stored(lastRecalledAt="2026-03-19T10:00:00.000Z")}  # 14 days before NOW_RANK
+    (c,) = rank_entries(stored, {}, DeepConfig(min_score=0, recency_half_life_days=0), now=NOW_RANK).candidates
+    assert c.components.recency == pytest.approx(0.5)
+
+
+def test_ranking_sees_the_512_entries_a_read_keeps() -> None:
+    stored = {
+        f"k{i:03d}": _stored(line=i + 1, lastRecalledAt=f"2026-04-01T{i % 24:02d}:00:00.000Z") for i in range(515)
+    }
+    stored["k000"]["lastRecalledAt"] = "2026-03-01T00:00:00.000Z"  # the oldest three go
+    stored["k001"]["lastRecalledAt"] = "2026-03-01T00:00:00.000Z"
+    stored["k002"]["lastRecalledAt"] = "2026-03-01T00:00:00.000Z"
+    result = rank_entries(stored, {}, DeepConfig(min_score=0, limit=1000), now=NOW_RANK)
+    assert len(result.candidates) == 512
+    assert result.skipped == (("k000", "over_cap"), ("k001", "over_cap"), ("k002", "over_cap"))

@@ -1,11 +1,10 @@
-"""Path rules, contamination, fences and concept tags (B1.2 tables)."""
+"""Path rules, contamination and fences (B1.2 tables); concept tags are in test_concepts.py."""
 
 from __future__ import annotations
 
 import pytest
 
 from dreaming.memory.recall import (
-    derive_concept_tags,
     is_contaminated_snippet,
     is_short_term_path,
     line_range_overlaps_dreaming_fence,
@@ -23,6 +22,11 @@ from dreaming.memory.recall import (
         "memory/日记/2026-04-03.md",
         "memory/notes/2026-04-03.md",
         "memory/nested/deep/2026-04-03.md",
+        # OpenClaw's rule: a memory/ segment anywhere, a dated name with an optional -suffix, one ./ removed.
+        "notes/memory/2026-04-03.md",
+        "memory/2026-04-03-standup.md",
+        "./memory/2026-04-03.md",
+        "memory\\2026-04-03.md",
     ],
 )
 def test_short_term_paths(path: str) -> None:
@@ -41,6 +45,10 @@ def test_short_term_paths(path: str) -> None:
         "notes/daily/2026-04-03.md",
         "DREAMS.md",
         "memory/.dreams/short-term-recall.json",
+        "memory/2026-04-03x.md",
+        "memory/2026-04-03.md.bak",
+        "memory/٢٠٢٦-٠٤-٠٣.md",
+        "memory/2026-04-03.md\n",
     ],
 )
 def test_not_short_term_paths(path: str) -> None:
@@ -80,6 +88,37 @@ def test_contamination(snippet: str, expected: bool) -> None:
     assert is_contaminated_snippet(snippet) is expected
 
 
+@pytest.mark.parametrize(
+    ("snippet", "expected"),
+    [
+        # 2026.9's raw-transcript patterns, matched case-insensitively as OpenClaw's /i regexes are.
+        ("User: what port does the gateway use?", True),
+        ("- assistant: it binds 18789", True),
+        ("The user: field holds the owner", False),
+        ("Session Key agent:main Session ID 7f3a", True),
+        ("session id 7f3a for session key agent:main", True),
+        ("* Conversation Summary: we agreed on VLAN 10", True),
+        ("Save important context from this session to the daily memory file.  STRICT RULES: no secrets", True),
+        ("- Gateway binds loopback [score=0.812 signals=4 recalls=3 avg=0.900 source=memory/2026-04-01.md:1-1]", True),
+        # A reflection block counts with its note instead of status and recalls; a "## Reflections" head leads too.
+        ("## Reflections - Theme: `router` confidence: 0.80 evidence: memory/2026-04-01.md:1-1 note: reflection", True),
+        ("CANDIDATE: x CONFIDENCE: 0.7 EVIDENCE: MEMORY/2026-04-01.md:1-1 STATUS: STAGED RECALLS: 2", True),
+        # The diary prompt counts only as a narrative transcript line, not quoted in an ordinary note.
+        ("Write a dream diary entry from these memory fragments: the old prompt", False),
+        # JS counts UTF-16 units in ``.{0,260}``: 128 emoji (256 units) between the two fields match, 130 do not.
+        ("Session Key " + "😀" * 128 + " Session ID", True),
+        ("Session Key " + "😀" * 130 + " Session ID", False),
+    ],
+)
+def test_contamination_2026_9_patterns(snippet: str, expected: bool) -> None:
+    assert is_contaminated_snippet(snippet) is expected
+
+
+def test_session_corpus_snippets_may_be_transcript_turns() -> None:
+    assert is_contaminated_snippet("User: rotate the keys", allow_transcript_turn=True) is False
+    assert is_contaminated_snippet("Conversation Summary: x", allow_transcript_turn=True) is True
+
+
 FENCED = [
     "Intro",  # 1
     "<!-- openclaw:dreaming:light:start -->",  # 2
@@ -99,25 +138,3 @@ FENCED = [
 )
 def test_fence_overlap(start: int, end: int, expected: bool) -> None:
     assert line_range_overlaps_dreaming_fence(FENCED, start, end) is expected
-
-
-def test_concept_tags_latin() -> None:
-    tags = derive_concept_tags("memory/2026-04-03.md", "Move backups to S3 Glacier and sync QMD router notes.")
-    assert set(tags) == {"backup", "backups", "glacier", "qmd", "router", "sync"}
-
-
-def test_concept_tags_accented_latin_superset() -> None:
-    tags = derive_concept_tags("memory/2026-04-03.md", "Configuración du routeur et sauvegarde Glacier.")
-    assert {"glacier", "sauvegarde", "routeur", "configuración"} <= set(tags)
-
-
-def test_concept_tags_cjk_salient_tokens() -> None:
-    tags = derive_concept_tags("memory/2026-04-03.md", "障害対応ルーター設定とバックアップ確認。路由器备份与网关同步。")
-    assert {"バックアップ", "ルーター", "障害対応", "障害", "対応"} <= set(tags)
-    assert len(tags) <= 8
-    assert "設定" not in tags
-
-
-def test_concept_tags_capped_at_eight() -> None:
-    snippet = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo"
-    assert len(derive_concept_tags("memory/2026-04-03.md", snippet)) == 8

@@ -2,8 +2,10 @@
 
 Reads and writes OpenClaw's files as they are (``memory/.dreams/short-term-recall.json`` version 1,
 ``phase-signals.json``, the promotion lock, MEMORY.md promotion sections), and does better where its users hurt:
-no read size cap (#92050), dreaming output never recorded or promoted (#67580), retention that evicts entries without
-real recalls first (#150635), ingestion signals never reported as recalls (#72021).
+no read size cap (#92050), dreaming output never recorded or promoted (#67580), ingestion signals never reported as
+recalls (#72021). Every read is normalized and ranked exactly as OpenClaw 2026.9.6 does; with ``[recall]
+openclaw_compat = false``, retention evicts entries without real recalls first (#150635) and a duplicate recall day
+counts once.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from dreaming.memory.recall._ingest import chunk_daily_note, ingest_daily_notes,
 from dreaming.memory.recall._paths import is_short_term_path
 from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
 from dreaming.memory.recall._phases import RecallPhaseSummary, light_sleep_recall, rem_sleep_recall
-from dreaming.memory.recall._ranking import Candidate, Components, RankingResult, rank_short_term_candidates
+from dreaming.memory.recall._ranking import (
+    Candidate,
+    Components,
+    RankingResult,
+    gate_reason,
+    rank_short_term_candidates,
+)
 from dreaming.memory.recall._record import (
     GroundedItem,
     RecallQuery,
@@ -60,6 +68,7 @@ __all__ = [
     "compact_memory_for_budget",
     "deep_sleep_recall",
     "derive_concept_tags",
+    "gate_reason",
     "ingest_daily_notes",
     "is_contaminated_snippet",
     "is_short_term_path",

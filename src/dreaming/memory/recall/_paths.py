@@ -1,8 +1,10 @@
 """Which paths are short-term memory (daily notes), and where a stored path lives on disk.
 
-OpenClaw only records and promotes recalls of daily notes: ``memory/**/YYYY-MM-DD*.md`` at any depth, a bare legacy
-basename ``YYYY-MM-DD*.md``, and session corpora ``memory/.dreams/session-corpus/YYYY-MM-DD.(md|txt)``. Dreaming's own
-output (``memory/dreaming/**``, ``DREAMS.md``) and long-term memory (``MEMORY.md``) never are.
+OpenClaw 2026.9.6 (``isShortTermMemoryPath``) records and promotes recalls of daily notes only: a ``memory/`` segment
+anywhere in the path followed, at any depth, by ``YYYY-MM-DD.md`` or ``YYYY-MM-DD-<anything>.md``; a bare legacy
+basename of that form; and session corpora ``memory/.dreams/session-corpus/YYYY-MM-DD.(md|txt)``. Anything under a
+``memory/dreaming/`` segment (dreaming's own reports) never is, and neither are ``MEMORY.md`` and ``DREAMS.md``. Digits
+are ASCII digits. Whether the note lies inside the workspace is a separate question (:func:`readable_note`).
 """
 
 from __future__ import annotations
@@ -12,37 +14,39 @@ from pathlib import Path
 
 from dreaming.memory.workspace import Workspace
 
-__all__ = ["is_short_term_path", "normalize_memory_path", "note_day", "readable_note", "resolve_note_path"]
+__all__ = [
+    "is_session_corpus_path",
+    "is_short_term_path",
+    "normalize_memory_path",
+    "note_day",
+    "readable_note",
+    "resolve_note_path",
+]
 
-_DATE_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}[^/]*\.md$")
-_SESSION_CORPUS = re.compile(r"^memory/\.dreams/session-corpus/\d{4}-\d{2}-\d{2}\.(?:md|txt)$")
-_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_DAILY_NOTE = re.compile(r"(?:^|/)memory/(?:[^/]+/)*[0-9]{4}-[0-9]{2}-[0-9]{2}(?:-[^/]+)?\.md\Z")
+_DREAMING_OUTPUT = re.compile(r"(?:^|/)memory/dreaming/")
+_SESSION_CORPUS = re.compile(r"(?:^|/)memory/\.dreams/session-corpus/[0-9]{4}-[0-9]{2}-[0-9]{2}\.(?:md|txt)\Z")
+_BARE_DAILY_NOTE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?:-[^/]+)?\.md\Z")
+_DAY = re.compile(r"([0-9]{4}-[0-9]{2}-[0-9]{2})")
 
 
 def normalize_memory_path(path: str) -> str:
-    """Return ``path`` in POSIX form without a leading ``./``."""
-    text = path.strip().replace("\\", "/")
-    while text.startswith("./"):
-        text = text[2:]
-    return text
+    """Return ``path`` as OpenClaw stores it: backslashes as slashes, one leading ``./`` removed."""
+    text = path.replace("\\", "/")
+    return text[2:] if text.startswith("./") else text
 
 
 def is_short_term_path(path: str) -> bool:
-    """Return whether ``path`` (workspace-relative) is a daily note or a session corpus file."""
+    """Return whether ``path`` (as stored) is a daily note or a session corpus file."""
     text = normalize_memory_path(path)
-    if not text or text.startswith("/"):
+    if _DREAMING_OUTPUT.search(text):
         return False
-    parts = text.split("/")
-    # A parent segment can smuggle dreaming's own reports in (``../../vault/memory/dreaming/...``).
-    if ".." in parts or f"/{text}".find("/memory/dreaming/") >= 0:
-        return False
-    if _SESSION_CORPUS.match(text):
-        return True
-    if len(parts) == 1:
-        return bool(_DATE_NAME.match(text))
-    if parts[0] != "memory" or any(part.startswith(".") for part in parts[1:-1]):
-        return False
-    return bool(_DATE_NAME.match(parts[-1]))
+    return bool(_DAILY_NOTE.search(text) or _SESSION_CORPUS.search(text) or _BARE_DAILY_NOTE.match(text))
+
+
+def is_session_corpus_path(path: str) -> bool:
+    """Return whether ``path`` is a session corpus file, whose snippets may be raw ``User:``/``Assistant:`` turns."""
+    return bool(_SESSION_CORPUS.search(normalize_memory_path(path)))
 
 
 def resolve_note_path(ws: Workspace, path: str) -> Path:

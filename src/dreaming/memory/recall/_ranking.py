@@ -1,42 +1,73 @@
 """Rank short-term recalls for promotion: six weighted signals plus the phase boost, behind OpenClaw's gates.
 
-Gates, in order (the first that fails is reported): ``path`` (not short-term memory or not a ``memory`` source),
-``unpromotable`` (dreaming output or markdown skeleton), ``promoted``, ``no_signals``, ``min_recall_count``,
-``min_unique_queries``, ``max_age_days``, ``min_score``; passing entries beyond ``limit`` are skipped as ``limit``.
+Exactly OpenClaw 2026.9.6's ``rankShortTermPromotionCandidates`` (``short-term-promotion-*.mjs``). The store is read
+through :func:`~dreaming.memory.recall._normalize.normalize_recall_store`, so ranking sees at most 512 entries, and each
+stored entry is accounted for: a candidate, or skipped at the first gate it fails. Entries the read leaves out are
+skipped at a read gate: ``invalid``, ``no_path``, ``invalid_lines``, ``not_memory_source``, ``contaminated``,
+``duplicate_key``, ``over_cap``. Then, in OpenClaw's order: ``path`` (not a daily note or session corpus), ``origin``
+(provenance ``untrusted`` or ``system``), ``promoted`` (unless asked to include them), ``no_signals``,
+``min_recall_count``, ``min_unique_queries``, ``max_age_days``, ``min_score`` (on the unclamped score); passing entries
+beyond ``limit`` are skipped as ``limit``.
+
+Unique queries are the distinct user queries (``userQueryHashes``, 0 when absent): ingestion and grounded signals never
+add to them. Duplicate recall days (OpenClaw keeps them) count in the spacing's n while the span uses the first and
+last day. Candidates are sorted by clamped score, then real recalls, then path (``localeCompare``); the sort is stable,
+so what is still tied keeps store order. Invalid thresholds fall back as OpenClaw's do: a ``min_score`` outside [0, 1]
+to 0.75, a negative count gate to 3, a negative ``max_age_days`` to none, a half-life that is not positive to 14.
+
+With ``[recall] openclaw_compat = false`` two of this project's fixes apply. A duplicate recall day counts once:
+OpenClaw's own repair de-duplicates ``recallDays`` (its test "normalized recall artifacts before dreaming") but its
+reader does not, so until a repair runs, a day stored twice (a hand merge, an older writer) raises the spacing's n as
+if it were another day of recall; no OpenClaw issue names it. And snippets that are only markdown skeleton (headings,
+bullets, markers; a gate of older OpenClaw) are skipped as ``unpromotable``.
 """
 
 from __future__ import annotations
 
-import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from dreaming.config import DeepConfig
 from dreaming.memory.recall._contamination import is_unpromotable_snippet
+from dreaming.memory.recall._js import js_date_parse_ms, js_number, locale_compare_key
+from dreaming.memory.recall._normalize import (
+    DROP_CONTAMINATED,
+    DROP_DUPLICATE_KEY,
+    DROP_NO_PATH,
+    DROP_NOT_AN_INTEGER_LINE,
+    DROP_NOT_AN_OBJECT,
+    DROP_NOT_MEMORY,
+    DROP_OVER_CAP,
+    normalize_phase_signals,
+    normalize_recall_store,
+)
 from dreaming.memory.recall._paths import is_short_term_path
 from dreaming.memory.recall._phase_signals import read_phase_signals
-from dreaming.memory.recall._store import clamp_unit, parse_iso, read_store
+from dreaming.memory.recall._store import read_store
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "LIGHT_BOOST_MAX",
     "PHASE_HALF_LIFE_DAYS",
+    "READ_GATES",
     "REM_BOOST_MAX",
     "WEIGHTS",
     "Candidate",
     "Components",
     "RankingResult",
     "consolidation_score",
+    "gate_reason",
     "phase_boost",
     "rank_entries",
     "rank_short_term_candidates",
 ]
 
 WEIGHTS = {
-    "relevance": 0.30,
     "frequency": 0.24,
+    "relevance": 0.30,
     "diversity": 0.15,
     "recency": 0.15,
     "consolidation": 0.10,
@@ -45,9 +76,42 @@ WEIGHTS = {
 LIGHT_BOOST_MAX = 0.06
 REM_BOOST_MAX = 0.09
 PHASE_HALF_LIFE_DAYS = 14.0
-_DAY_S = 86_400.0
-_LN11 = math.log(11)
-_LN2 = math.log(2)
+DEFAULT_MIN_SCORE = 0.75
+DEFAULT_MIN_RECALL_COUNT = 3
+DEFAULT_MIN_UNIQUE_QUERIES = 3
+DEFAULT_HALF_LIFE_DAYS = 14.0
+_DAY_MS = 86_400_000.0
+_BLOCKED_ORIGINS = frozenset({"untrusted", "system"})
+
+READ_GATES = {
+    DROP_NOT_AN_OBJECT: "invalid",
+    DROP_NO_PATH: "no_path",
+    DROP_NOT_AN_INTEGER_LINE: "invalid_lines",
+    DROP_NOT_MEMORY: "not_memory_source",
+    DROP_CONTAMINATED: "contaminated",
+    DROP_DUPLICATE_KEY: "duplicate_key",
+    DROP_OVER_CAP: "over_cap",
+}
+"""The gate an entry left out on read is skipped at, by the read's reason."""
+_GATE_TEXT = {reason_gate: reason for reason, reason_gate in READ_GATES.items()} | {
+    "path": "not a daily note or session corpus",
+    "origin": "untrusted or system origin",
+    "unpromotable": "only markdown skeleton",
+    "promoted": "already promoted",
+    "no_signals": "no signals",
+    "repaired_away": "dropped by the repair that runs before ranking",
+}
+
+
+def _weights() -> dict[str, float]:
+    # OpenClaw's normalizeWeights over the defaults: each divided by their sum, summed in its order, bit for bit.
+    total = 0.0
+    for value in WEIGHTS.values():
+        total += value
+    return {name: value / total for name, value in WEIGHTS.items()}
+
+
+_W = _weights()
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -59,7 +123,7 @@ class Components:
     frequency: float
     """``ln(1 + signals) / ln 11``."""
     diversity: float
-    """Distinct queries or days, over 5."""
+    """Distinct user queries over 5."""
     recency: float
     """Exponential decay of the last recall's age."""
     consolidation: float
@@ -72,7 +136,7 @@ class Components:
 
 @dataclass(frozen=True, kw_only=True, slots=True)
 class Candidate:
-    """One ranked recall entry."""
+    """One ranked recall entry, as the store's normalized entry reads."""
 
     key: str
     """Store key."""
@@ -93,9 +157,9 @@ class Candidate:
     grounded_count: int
     """Grounded evidence signals."""
     unique_queries: int
-    """Distinct query hashes."""
+    """Distinct user queries (``userQueryHashes``)."""
     recall_days: tuple[str, ...]
-    """Days with a signal."""
+    """Days with a signal, as stored (duplicates kept)."""
     concept_tags: tuple[str, ...]
     """Concept tags."""
     avg_score: float
@@ -108,6 +172,10 @@ class Candidate:
     """When it was promoted, if it was."""
     components: Components
     """The signals."""
+    project_key: str | None = None
+    """The project(s) it belongs to (``;``-separated), if recorded."""
+    provenance: Mapping[str, Any] | None = None
+    """Where it came from (``originClass``, ``sessionKind``, ``observedAt``), if recorded."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -117,202 +185,255 @@ class RankingResult:
     candidates: tuple[Candidate, ...]
     """Ranked candidates."""
     skipped: tuple[tuple[str, str], ...]
-    """``(key, gate)`` for every entry that is not a candidate."""
+    """``(key, gate)`` for every stored entry that is not a candidate: read gates first, then in store order."""
+    scored: tuple[Candidate, ...] = ()
+    """Entries that got a score but are skipped (``min_score``, ``limit``), with their components."""
 
 
-def consolidation_score(recall_days: list[str], grounded: float) -> float:
-    """Return ``max(C(days), clamp(grounded / 3))`` with OpenClaw's spacing curve ``C``."""
-    days = sorted({d for d in recall_days if isinstance(d, str)})
-    spacing = 0.0
-    if len(days) == 1:
-        spacing = 0.2
-    elif len(days) > 1:
-        try:
-            span = (datetime.fromisoformat(days[-1]) - datetime.fromisoformat(days[0])).days
-        except ValueError:
-            span = 0
-        n = len(days)
-        spacing = clamp_unit(0.55 * clamp_unit(math.log(n) / math.log(5)) + 0.45 * clamp_unit(span / 7))
-    return max(spacing, clamp_unit(grounded / 3))
+@dataclass(frozen=True, kw_only=True, slots=True)
+class _Options:
+    min_score: float
+    min_recall_count: int
+    min_unique_queries: int
+    max_age_days: int
+    half_life_days: float
+    limit: int | None
 
 
-def _decay(age_days: float, half_life: float) -> float:
-    return math.exp(-(math.log(2) / half_life) * max(0.0, age_days))
+def _non_negative_int(value: object, fallback: int) -> int:
+    number = js_number(value)
+    if not math.isfinite(number) or math.floor(number) < 0:
+        return fallback
+    return math.floor(number)
 
 
-def phase_boost(signal: dict[str, Any] | None, now: datetime) -> float:
-    """Return ``clamp(0.06 * s(light) * rec(light) + 0.09 * s(rem) * rec(rem))``, 14-day half-life."""
-    if not signal:
-        return 0.0
-    total = 0.0
-    for hits_key, at_key, cap in (
-        ("lightHits", "lastLightAt", LIGHT_BOOST_MAX),
-        ("remHits", "lastRemAt", REM_BOOST_MAX),
-    ):
-        hits = signal.get(hits_key)
-        at = parse_iso(signal.get(at_key))
-        if not isinstance(hits, (int, float)) or hits <= 0 or at is None:
-            continue
-        strength = clamp_unit(math.log1p(hits) / math.log(7))
-        total += cap * strength * _decay((now - at).total_seconds() / _DAY_S, PHASE_HALF_LIFE_DAYS)
-    return clamp_unit(total)
+def _options(config: DeepConfig) -> _Options:
+    # OpenClaw's option coercions: a threshold it cannot use falls back to its default.
+    score = js_number(config.min_score)
+    half_life = js_number(config.recency_half_life_days)
+    limit = js_number(config.limit)
+    return _Options(
+        min_score=score if math.isfinite(score) and 0 <= score <= 1 else DEFAULT_MIN_SCORE,
+        min_recall_count=_non_negative_int(config.min_recall_count, DEFAULT_MIN_RECALL_COUNT),
+        min_unique_queries=_non_negative_int(config.min_unique_queries, DEFAULT_MIN_UNIQUE_QUERIES),
+        max_age_days=_non_negative_int(config.max_age_days, -1),
+        half_life_days=half_life if math.isfinite(half_life) and half_life > 0 else DEFAULT_HALF_LIFE_DAYS,
+        limit=max(0, math.floor(limit)) if math.isfinite(limit) else None,
+    )
+
+
+def gate_reason(gate: str, config: DeepConfig) -> str:
+    """Return what a skip ``gate`` means for people, thresholds as ranking applied them."""
+    options = _options(config)
+    thresholds = {
+        "min_recall_count": f"fewer than {options.min_recall_count} signals",
+        "min_unique_queries": f"fewer than {options.min_unique_queries} distinct user queries",
+        "max_age_days": f"last signal more than {options.max_age_days} days ago",
+        "min_score": f"score below {options.min_score:g}",
+        "limit": f"past the limit of {options.limit}",
+    }
+    return thresholds.get(gate) or _GATE_TEXT.get(gate, gate)
 
 
 def _count(value: object) -> int:
-    # A counter as OpenClaw reads it: a finite non-negative number, floored; anything else is 0.
+    # A counter read from a raw entry (light and REM read the store without the normalizer): finite, floored, >= 0.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return 0
     return max(0, math.floor(value))
 
 
-def _int(entry: dict[str, Any], name: str) -> int:
-    value = entry.get(name)
-    return max(0, value) if value.__class__ is int else _count(value)
+def _clamp(value: float) -> float:
+    return 0.0 if not math.isfinite(value) else max(0.0, min(1.0, value))
 
 
-def _list(entry: dict[str, Any], name: str) -> list[Any]:
-    value = entry.get(name)
-    return value if isinstance(value, list) else []
+def _recency(age_days: float, half_life: float) -> float:
+    if not math.isfinite(age_days) or age_days < 0:
+        return 1.0
+    return math.exp(-(math.log(2) / half_life) * age_days)
 
 
-@functools.lru_cache(maxsize=4096)
-def _timestamp(value: str) -> float | None:
-    moment = parse_iso(value)
-    return moment.timestamp() if moment else None
+def consolidation_score(recall_days: list[str], grounded: float, *, distinct_days: bool = False) -> float:
+    """Return ``max(C(days), clamp(grounded / 3))`` with OpenClaw's spacing curve ``C``.
+
+    ``C`` is 0 without days and 0.2 for one; otherwise ``0.55 * clamp(ln n / ln 5) + 0.45 * clamp(span / 7)`` over
+    the parsable days, where n counts duplicates unless ``distinct_days``.
+    """
+    days = list(dict.fromkeys(recall_days)) if distinct_days else recall_days
+    spacing = 0.0
+    if len(days) == 1:
+        spacing = 0.2
+    elif len(days) > 1:
+        parsed = sorted(ms for d in days if (ms := js_date_parse_ms(f"{d}T00:00:00.000Z")) is not None)
+        if len(parsed) <= 1:
+            spacing = 0.2
+        else:
+            span_days = max(0.0, (parsed[-1] - parsed[0]) / _DAY_MS)
+            repeat = _clamp(math.log1p(len(parsed) - 1) / math.log1p(4))
+            spacing = _clamp(0.55 * repeat + 0.45 * _clamp(span_days / 7))
+    return max(spacing, _clamp(grounded / 3))
 
 
-@functools.lru_cache(maxsize=4096)
-def _consolidation(days: tuple[Any, ...], grounded: int) -> float:
-    return consolidation_score(list(days), grounded)
+def _phase_age_days(stamp: object, now_ms: float) -> float | None:
+    if not stamp:
+        return None
+    parsed = js_date_parse_ms(stamp)
+    return None if parsed is None else max(0.0, (now_ms - parsed) / _DAY_MS)
 
 
-@functools.lru_cache(maxsize=4096)
-def _short_term(path: str) -> bool:
-    return is_short_term_path(path)
+def phase_boost(signal: Mapping[str, Any] | None, now: datetime) -> float:
+    """Return ``clamp(0.06 * s(light) * rec(light) + 0.09 * s(rem) * rec(rem))`` for a normalized phase signal.
+
+    ``s(h) = clamp(ln(1 + h) / ln 7)``; ``rec`` decays with a 14-day half-life and is 0 without a timestamp.
+    """
+    if not signal:
+        return 0.0
+    now_ms = _now_ms(now)
+    strengths, recencies = [], []
+    for hits_key, at_key in (("lightHits", "lastLightAt"), ("remHits", "lastRemAt")):
+        strengths.append(_clamp(math.log1p(max(0, signal.get(hits_key, 0))) / math.log1p(6)))
+        age = _phase_age_days(signal.get(at_key), now_ms)
+        recencies.append(0.0 if age is None else _clamp(_recency(age, PHASE_HALF_LIFE_DAYS)))
+    return _clamp(LIGHT_BOOST_MAX * strengths[0] * recencies[0] + REM_BOOST_MAX * strengths[1] * recencies[1])
 
 
-def _candidate(key: str, entry: dict[str, Any], parts: Components, raw: float, age: float) -> Candidate:
-    max_score = entry.get("maxScore")
-    promoted = entry.get("promotedAt")
-    recalls, daily, grounded = _int(entry, "recallCount"), _int(entry, "dailyCount"), _int(entry, "groundedCount")
+def _now_ms(now: datetime) -> float:
+    # Whole milliseconds, as OpenClaw's clock gives them.
+    return float((now - datetime(1970, 1, 1, tzinfo=UTC)) // _ONE_MS)
+
+
+_ONE_MS = datetime(1970, 1, 1, 0, 0, 0, 1000, tzinfo=UTC) - datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _candidate(entry: dict[str, Any], parts: Components, score: float, age: float) -> Candidate:
     return Candidate(
-        key=str(entry.get("key") or key),
-        path=str(entry.get("path") or ""),
-        start_line=_int(entry, "startLine"),
-        end_line=_int(entry, "endLine"),
-        snippet=str(entry.get("snippet") or ""),
-        score=clamp_unit(raw),
-        recall_count=recalls,
-        daily_count=daily,
-        grounded_count=grounded,
-        unique_queries=len(_list(entry, "queryHashes")),
-        recall_days=tuple(str(d) for d in _list(entry, "recallDays")),
-        concept_tags=tuple(str(t) for t in _list(entry, "conceptTags")),
+        key=entry["key"],
+        path=entry["path"],
+        start_line=entry["startLine"],
+        end_line=entry["endLine"],
+        snippet=entry["snippet"],
+        score=_clamp(score),
+        recall_count=entry["recallCount"],
+        daily_count=entry["dailyCount"],
+        grounded_count=entry["groundedCount"],
+        unique_queries=len(entry.get("userQueryHashes", ())),
+        recall_days=tuple(entry["recallDays"]),
+        concept_tags=tuple(entry["conceptTags"]),
         avg_score=parts.relevance,
-        max_score=float(max_score) if isinstance(max_score, (int, float)) else 0.0,
+        max_score=float(entry["maxScore"]),
         age_days=age,
-        promoted_at=promoted if isinstance(promoted, str) else None,
+        promoted_at=entry.get("promotedAt"),
         components=parts,
+        project_key=entry.get("projectKey"),
+        provenance=entry.get("provenance"),
     )
 
 
-def _unit(value: float) -> float:
-    # _clamp for a value known to be finite and not NaN (keeps -0.0 out, as max(0.0, -0.0) does).
-    return value if 0.0 < value < 1.0 else (1.0 if value >= 1.0 else 0.0)
-
-
 def rank_entries(
-    entries: dict[str, dict[str, Any]],
-    signals: dict[str, dict[str, Any]],
+    entries: Mapping[str, Any],
+    signals: Mapping[str, Any],
     config: DeepConfig,
     *,
     now: datetime,
     include_promoted: bool = False,
+    openclaw_compat: bool = True,
 ) -> RankingResult:
-    """Rank store entries (pure: no file access); see the module docstring for the gates."""
-    # One flat loop, no helper call per gate: a 20,000-entry store is mostly entries that stop at a cheap gate, so the
-    # per-entry cost is the interpreter's. Candidates are built only for the entries that make the limit.
-    passed: list[tuple[tuple[float, int, str], str, dict[str, Any], Components, float, float]] = []
-    skipped: list[tuple[str, str]] = []
-    now_ts = now.timestamp()
-    min_recalls, min_queries, min_score = config.min_recall_count, config.min_unique_queries, config.min_score
-    max_age = config.max_age_days
-    half_life = config.recency_half_life_days
-    w_rel, w_freq, w_div = WEIGHTS["relevance"], WEIGHTS["frequency"], WEIGHTS["diversity"]
-    w_rec, w_cons, w_concept = WEIGHTS["recency"], WEIGHTS["consolidation"], WEIGHTS["conceptual"]
-    for key, entry in entries.items():
-        if not isinstance(entry, dict):
-            skipped.append((key, "invalid"))
-            continue
-        get = entry.get
-        path = get("path")
-        if get("source", "memory") != "memory" or not isinstance(path, str) or not _short_term(path):
+    """Rank stored entries (pure: no file access) through the read normalizer; see the module docstring.
+
+    Args:
+        entries: the recall store's entries as stored (key to entry, in store order).
+        signals: the phase-signal entries as stored.
+        config: the gates and the limit.
+        now: the ranking time (ages, recency, missing timestamps).
+        include_promoted: rank entries already promoted too.
+        openclaw_compat: exactly as OpenClaw; false applies this project's fixes.
+    """
+    store = normalize_recall_store(entries, now=now, openclaw_compat=openclaw_compat)
+    phase = normalize_phase_signals(signals)
+    options = _options(config)
+    now_ms = _now_ms(now)
+    skipped: list[tuple[str, str]] = [(d.key, READ_GATES[d.reason]) for d in store.dropped]
+    passed: list[tuple[dict[str, Any], Components, float, float]] = []
+    below: list[Candidate] = []
+    for key, entry in store.entries.items():
+        if not is_short_term_path(entry["path"]):
             skipped.append((key, "path"))
             continue
-        snippet = get("snippet")
-        if is_unpromotable_snippet(snippet if snippet.__class__ is str else str(snippet or "")):
+        provenance = entry.get("provenance")
+        if provenance is not None and provenance["originClass"] in _BLOCKED_ORIGINS:
+            skipped.append((key, "origin"))
+            continue
+        # OpenClaw checks contamination here too; the read already dropped every contaminated entry.
+        if not openclaw_compat and is_unpromotable_snippet(entry["snippet"]):
             skipped.append((key, "unpromotable"))
             continue
-        if not include_promoted and get("promotedAt"):
+        if not include_promoted and entry.get("promotedAt"):
             skipped.append((key, "promoted"))
             continue
-        recalls, daily, grounded = get("recallCount"), get("dailyCount"), get("groundedCount")
-        recalls = max(0, recalls) if recalls.__class__ is int else _count(recalls)
-        daily = max(0, daily) if daily.__class__ is int else _count(daily)
-        grounded = max(0, grounded) if grounded.__class__ is int else _count(grounded)
-        total_signals = recalls + daily + grounded
-        if total_signals <= 0:
+        signal_count = entry["recallCount"] + entry["dailyCount"] + entry["groundedCount"]
+        if signal_count <= 0:
             skipped.append((key, "no_signals"))
             continue
-        if total_signals < min_recalls:
+        if signal_count < options.min_recall_count:
             skipped.append((key, "min_recall_count"))
             continue
-        hashes, days = get("queryHashes"), get("recallDays")
-        if not isinstance(hashes, list):
-            hashes = []
-        if not isinstance(days, list):
-            days = []
-        distinct = max(len(hashes), len(days))
-        if distinct < min_queries:
+        relevance = _clamp(entry["totalScore"] / max(1, signal_count))
+        frequency = _clamp(math.log1p(signal_count) / math.log1p(10))
+        unique_queries = len(entry.get("userQueryHashes", ()))
+        if unique_queries < options.min_unique_queries:
             skipped.append((key, "min_unique_queries"))
             continue
-        last = get("lastRecalledAt")
-        last_ts = _timestamp(last) if isinstance(last, str) else None
-        age = max(0.0, (now_ts - last_ts) / _DAY_S) if last_ts is not None else math.inf
-        if max_age >= 0 and age > max_age:
+        diversity = _clamp(unique_queries / 5)
+        last_ms = js_date_parse_ms(entry["lastRecalledAt"])
+        age = max(0.0, (now_ms - last_ms) / _DAY_MS) if last_ms is not None else 0.0
+        if options.max_age_days >= 0 and age > options.max_age_days:
             skipped.append((key, "max_age_days"))
             continue
-        total = get("totalScore")
-        total_f = float(total) if isinstance(total, (int, float)) and math.isfinite(total) else 0.0
-        signal = signals.get(key)
-        boost = phase_boost(signal, now) if signal else 0.0
-        tags = get("conceptTags")
-        try:
-            spacing = _consolidation(tuple(days), grounded)
-        except TypeError:  # an unhashable day (never written by OpenClaw): skip the cache
-            spacing = consolidation_score(days, grounded)
-        rel = _unit(total_f / total_signals)
-        freq = _unit(math.log1p(total_signals) / _LN11)
-        div = _unit(distinct / 5)
-        rec = math.exp(-(_LN2 / half_life) * age) if last_ts is not None else 0.0
-        concept = _unit(len(tags) / 6) if isinstance(tags, list) else 0.0
-        raw = w_rel * rel + w_freq * freq + w_div * div + w_rec * rec + w_cons * spacing + w_concept * concept + boost
-        if raw < min_score:
+        recency = _clamp(_recency(age, options.half_life_days))
+        consolidation = consolidation_score(
+            entry["recallDays"], entry["groundedCount"], distinct_days=not openclaw_compat
+        )
+        conceptual = _clamp(len(entry["conceptTags"]) / 6)
+        boost = phase_boost(phase.get(key), now)
+        score = (
+            _W["frequency"] * frequency
+            + _W["relevance"] * relevance
+            + _W["diversity"] * diversity
+            + _W["recency"] * recency
+            + _W["consolidation"] * consolidation
+            + _W["conceptual"] * conceptual
+            + boost
+        )
+        parts = Components(relevance=relevance, frequency=frequency, diversity=diversity, recency=recency,
+                           consolidation=consolidation, conceptual=conceptual, phase_boost=boost)  # fmt: skip
+        if score < options.min_score:
             skipped.append((key, "min_score"))
+            below.append(_candidate(entry, parts, score, age))
             continue
-        parts = Components(relevance=rel, frequency=freq, diversity=div, recency=rec, consolidation=spacing,
-                           conceptual=concept, phase_boost=boost)  # fmt: skip
-        passed.append(((-clamp_unit(raw), -recalls, path), key, entry, parts, raw, age))
-    passed.sort(key=lambda p: p[0])
-    limit = max(0, config.limit)
-    skipped.extend((str(entry.get("key") or key), "limit") for _, key, entry, _, _, _ in passed[limit:])
-    ranked = tuple(_candidate(key, entry, parts, raw, age) for _, key, entry, parts, raw, age in passed[:limit])
-    return RankingResult(candidates=ranked, skipped=tuple(skipped))
+        passed.append((entry, parts, score, age))
+    # Stable: entries still tied after score, recalls and path keep store order, as OpenClaw's toSorted leaves them.
+    passed.sort(key=lambda p: (-_clamp(p[2]), -p[0]["recallCount"], locale_compare_key(p[0]["path"])))
+    limit = len(passed) if options.limit is None else options.limit
+    ranked = tuple(_candidate(entry, parts, score, age) for entry, parts, score, age in passed[:limit])
+    over = [_candidate(entry, parts, score, age) for entry, parts, score, age in passed[limit:]]
+    skipped.extend((c.key, "limit") for c in over)
+    return RankingResult(candidates=ranked, skipped=tuple(skipped), scored=tuple(below + over))
 
 
 def rank_short_term_candidates(
-    ws: Workspace, config: DeepConfig, *, now: datetime, include_promoted: bool = False
+    ws: Workspace,
+    config: DeepConfig,
+    *,
+    now: datetime,
+    include_promoted: bool = False,
+    openclaw_compat: bool = True,
 ) -> RankingResult:
-    """Read the recall store and phase signals (no lock, no writes) and rank them."""
+    """Read the recall store and phase signals (no lock, no writes) and rank them (see :func:`rank_entries`)."""
     store = read_store(ws, now=now)
-    return rank_entries(store.entries, read_phase_signals(ws), config, now=now, include_promoted=include_promoted)
+    return rank_entries(
+        store.entries,
+        read_phase_signals(ws),
+        config,
+        now=now,
+        include_promoted=include_promoted,
+        openclaw_compat=openclaw_compat,
+    )

@@ -38,12 +38,12 @@ from dreaming.memory.files import record_event
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
 from dreaming.memory.recall._js import utf16_len, utf16_truncate
+from dreaming.memory.recall._normalize import enforce_retention
 from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path, readable_note
 from dreaming.memory.recall._store import (
     RecallStore,
     clamp_unit,
     format_iso,
-    parse_iso,
     read_store,
     short_term_lock,
     write_store,
@@ -411,37 +411,21 @@ def _day(value: str | None, today: str) -> str:
     return match.group(1) if match else today
 
 
-def _sort_time(entry: dict[str, Any]) -> float:
-    moment = parse_iso(entry.get("lastRecalledAt"))
-    return moment.timestamp() if moment else float("-inf")
-
-
 def _num(entry: dict[str, Any], name: str) -> float:
     value = entry.get(name)
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
 
-def retention_rank(entry: dict[str, Any], key: str) -> tuple[Any, ...]:
-    """Return the sort key of retention: higher is kept first.
+def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_compat: bool = False) -> list[str]:
+    """Keep the store's best ``cap`` entries (:func:`enforce_retention`); return the evicted keys.
 
-    Unlike OpenClaw (#150635), entries with a real recall or grounded evidence outrank every entry that only has
-    ingestion signals; within each group OpenClaw's order applies (newest ``lastRecalledAt``, then signals, total
-    score, max score, promoted, key).
+    Writers here still evict entries without real recalls first unless told ``openclaw_compat``; reads cap as
+    ``[recall] openclaw_compat`` says.
     """
-    real = _num(entry, "recallCount") + _num(entry, "groundedCount") > 0
-    signals = _num(entry, "recallCount") + _num(entry, "dailyCount") + _num(entry, "groundedCount")
-    promoted = 1 if entry.get("promotedAt") else 0
-    return (real, _sort_time(entry), signals, _num(entry, "totalScore"), _num(entry, "maxScore"), promoted, key)
-
-
-def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES) -> list[str]:
-    """Drop entries beyond ``cap`` (see :func:`retention_rank`); return the evicted keys."""
-    if len(store.entries) <= cap:
-        return []
-    ranked = sorted(store.entries, key=lambda k: retention_rank(store.entries[k], k), reverse=True)
-    evicted = ranked[cap:]
-    for key in evicted:
-        del store.entries[key]
+    entries = {k: v if isinstance(v, dict) else {} for k, v in store.entries.items()}  # read as they would be
+    kept, evicted = enforce_retention(entries, cap=cap, openclaw_compat=openclaw_compat)
+    if evicted:
+        store.entries = {k: store.entries[k] for k in kept}
     return evicted
 
 
