@@ -35,12 +35,13 @@ SURFACES = {
     "dreaming.view": ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"],
     "dreaming.errors": [
         "BudgetError", "ConfigError", "DreamingError", "LockBusyError",
-        "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError",
+        "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RecallStoreError", "RetryableToolError",
+        "ToolError",
         "WorkspaceError",
     ],
     "dreaming.config": [
         "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",
-        "ScheduleConfig", "VerdictsConfig", "load_config",
+        "RecallConfig", "ScheduleConfig", "VerdictsConfig", "load_config",
     ],
     "dreaming.memory": [
         "REDACTED", "SECRET_GLOBS", "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport",
@@ -76,8 +77,8 @@ SURFACES = {
     "dreaming.memory.recall": [
         "AppliedPromotion", "AuditIssue", "AuditReport", "Candidate", "Components", "GroundedItem",
         "PromotionSummary", "RankingResult", "RecallPhaseSummary", "RecallQuery", "RecallResult", "RepairReport",
-        "audit_recall_artifacts", "chunk_daily_note", "compact_memory_for_budget", "deep_sleep_recall",
-        "derive_concept_tags", "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path",
+        "RecallStoreInfo", "audit_recall_artifacts", "chunk_daily_note", "compact_memory_for_budget",
+        "deep_sleep_recall", "derive_concept_tags", "describe_recall_store", "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path",
         "light_sleep_recall", "line_range_overlaps_dreaming_fence", "note_snippet", "promotion_marker",
         "rank_short_term_candidates", "read_light_staged_keys", "read_store",
         "record_grounded_short_term_candidates", "record_phase_signals", "record_recall_batch",

@@ -1,7 +1,8 @@
 """The OpenClaw-compatible recall path: recording recalls, ranking, light/REM/deep, promotion and the doctor.
 
-Reads and writes OpenClaw's files as they are (``memory/.dreams/short-term-recall.json`` version 1,
-``phase-signals.json``, the promotion lock, MEMORY.md promotion sections), and does better where its users hurt:
+Reads and writes OpenClaw's state as it is (OpenClaw 2026.9's SQLite rows and lock row, or for older OpenClaw
+``memory/.dreams/short-term-recall.json`` version 1, ``phase-signals.json`` and the promotion lock; MEMORY.md
+promotion sections), and does better where its users hurt:
 no read size cap (#92050), dreaming output never recorded or promoted (#67580), retention that evicts entries without
 real recalls first (#150635), ingestion signals never reported as recalls (#72021).
 """
@@ -34,6 +35,7 @@ from dreaming.memory.recall._record import (
     remove_grounded_short_term_candidates,
 )
 from dreaming.memory.recall._store import read_store, write_store
+from dreaming.memory.recall._store_location import RecallStoreInfo, describe_recall_store
 
 __all__ = [
     "AppliedPromotion",
@@ -47,12 +49,14 @@ __all__ = [
     "RecallPhaseSummary",
     "RecallQuery",
     "RecallResult",
+    "RecallStoreInfo",
     "RepairReport",
     "audit_recall_artifacts",
     "chunk_daily_note",
     "compact_memory_for_budget",
     "deep_sleep_recall",
     "derive_concept_tags",
+    "describe_recall_store",
     "ingest_daily_notes",
     "is_contaminated_snippet",
     "is_short_term_path",

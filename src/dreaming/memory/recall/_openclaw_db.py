@@ -1,0 +1,574 @@
+"""OpenClaw 2026.9's SQLite plugin-state store, read and written as OpenClaw does, and its workspace lock row.
+
+OpenClaw keeps a workspace's recall entries, phase signals, their ``updatedAt`` and its lock as rows of
+``plugin_state_entries`` (plugin ``memory-core``) in ``<state dir>/state/openclaw.sqlite``. A wrapped row's
+``entry_key`` is ``<workspace key>:<sha256(logical key)>`` and its value
+``{"version":1,"workspaceKey","workspaceDir","key","value"}``; a row counts only when the key has the workspace's
+prefix **and** the wrapper names the same workspace key. Rows come back ``ORDER BY created_at, entry_key``: OpenClaw
+builds its JS object in that order, and ranking's last tie-break is that order, so it is kept.
+
+This module moves bytes; what an entry means is the recall path's business. It never creates or migrates the
+database: the file must exist with ``user_version`` 18 (OpenClaw refuses a newer schema; so do we), and anything else
+(missing, not SQLite, another version, read-only, locked past the 5 s busy timeout) raises
+:class:`~dreaming.errors.RecallStoreError`. A row that is not JSON, or not a wrapper of this workspace, is reported
+and left alone: the file is OpenClaw's, so nothing in it is ever moved aside or repaired.
+
+Differences from OpenClaw, each deliberate:
+
+- A store is replaced in **one** ``BEGIN IMMEDIATE`` transaction (every entry upserted, the workspace's other rows
+  of that namespace deleted, the meta row upserted); OpenClaw uses one transaction per row, so its readers can see a
+  half-written store and ours cannot.
+- Rows that cannot be read are never deleted (OpenClaw's reader fails on them instead).
+- Nothing is evicted to honour the 50,000-rows-per-namespace cap: that would delete other workspaces' rows. A write
+  that leaves a namespace over the cap is logged; OpenClaw evicts its oldest rows on its next write.
+- A value over 1 MiB (impossible for a capped entry) is refused and logged, and the row it would replace is kept.
+- Integral floats are written as integers, as ``JSON.stringify`` writes them; a non-integral number below 1e-4 is
+  still written in Python's exponent form, which parses to the same value.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import math
+import os
+import re
+import sqlite3
+import stat
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from dreaming.errors import LockBusyError, OutsideWorkspaceError, RecallStoreError
+from dreaming.memory._decode import parse_json_bytes, why_unparsable
+from dreaming.memory.recall._openclaw_paths import entry_key, workspace_key
+from dreaming.memory.workspace import pid_alive
+
+__all__ = [
+    "BUSY_TIMEOUT_MS",
+    "LOCK_NAMESPACE",
+    "MAX_VALUE_BYTES",
+    "META_NAMESPACE",
+    "NAMESPACE_MAX_ROWS",
+    "PHASE_NAMESPACE",
+    "PLUGIN_ID",
+    "RECALL_NAMESPACE",
+    "SCHEMA_VERSION",
+    "DbFacts",
+    "NamespaceRows",
+    "OpenClawStore",
+    "check_db_confined",
+    "find_workspace_rows",
+    "inspect_db",
+    "process_start_time",
+    "read_namespace",
+    "workspace_lock",
+    "write_namespace",
+]
+
+_log = logging.getLogger(__name__)
+
+PLUGIN_ID = "memory-core"
+RECALL_NAMESPACE = "short-term-recall"
+PHASE_NAMESPACE = "short-term-phase-signals"
+META_NAMESPACE = "short-term-meta"
+LOCK_NAMESPACE = "short-term-locks"
+SCHEMA_VERSION = 18
+"""The only ``user_version`` read or written (OpenClaw 2026.9.6's schema)."""
+BUSY_TIMEOUT_MS = 5000
+MAX_VALUE_BYTES = 1_048_576
+NAMESPACE_MAX_ROWS = 50_000
+LOCK_STALE_MS = 60_000
+_WRAPPER_VERSION = 1
+_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class OpenClawStore:
+    """Where one workspace's recall state lives in OpenClaw's database."""
+
+    db: Path
+    """``<state dir>/state/openclaw.sqlite``."""
+    workspace_dir: str
+    """The workspace as OpenClaw spells it (``path.resolve``, links not resolved): the wrappers' ``workspaceDir``."""
+    workspace_key: str
+    """``sha256_hex(workspace_dir)``: the rows' key prefix and the lock row's key."""
+    reason: str
+    """Why this workspace uses the database: ``configured``, ``rows`` or ``default-workspace``."""
+
+    @property
+    def lock_ref(self) -> Path:
+        """Name the lock row as OpenClaw's messages do (``plugin-state:memory-core/short-term-locks/<key>``)."""
+        return Path(f"plugin-state:{PLUGIN_ID}/{LOCK_NAMESPACE}/{self.workspace_key}")
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class NamespaceRows:
+    """A workspace's rows of one namespace, unwrapped."""
+
+    entries: dict[str, Any]
+    """Payload by logical key, in OpenClaw's order (``created_at``, then ``entry_key``)."""
+    updated_at: str | None
+    """The meta row's ``updatedAt``, if any."""
+    ignored: tuple[str, ...]
+    """One line per row with this workspace's prefix that was not used, saying why."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class DbFacts:
+    """What ``dreaming doctor`` shows about the database."""
+
+    user_version: int | None
+    """The schema version, or None when the file could not be read."""
+    rows: dict[str, int]
+    """This workspace's rows per namespace (the lock row counted under its namespace)."""
+    problem: str | None
+    """Why the database cannot be used, or None."""
+
+
+def check_db_confined(db: Path) -> None:
+    """Refuse a database path that would make a write land somewhere other than a regular file.
+
+    The database itself may be a symbolic link to a regular file (OpenClaw follows links too); a link to anything
+    else (a device, a folder, a FIFO) is refused, and so is a link in place of the ``-wal``, ``-shm`` or ``-journal``
+    file SQLite writes beside the real database.
+
+    Raises:
+        OutsideWorkspaceError: naming the link and where it leads.
+    """
+    if db.is_symlink() and db.exists() and not db.is_file():
+        raise OutsideWorkspaceError(db, Path(os.path.realpath(db)))
+    real = Path(os.path.realpath(db))
+    for suffix in _SIDECARS:
+        sidecar = real.with_name(real.name + suffix)
+        if sidecar.is_symlink():
+            raise OutsideWorkspaceError(sidecar, Path(os.path.realpath(sidecar)))
+
+
+def _check_db_file(db: Path) -> None:
+    try:
+        mode = db.stat().st_mode  # follows a link, as OpenClaw does
+    except FileNotFoundError:
+        raise RecallStoreError(db, "it does not exist (OpenClaw creates it; dreaming never does)") from None
+    except OSError as exc:
+        raise RecallStoreError(db, f"it cannot be inspected: {exc.strerror}") from exc
+    if not stat.S_ISREG(mode):
+        raise RecallStoreError(db, "it is not a regular file")
+
+
+def _unusable(db: Path, exc: sqlite3.Error) -> RecallStoreError:
+    name = getattr(exc, "sqlite_errorname", "")
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")):
+        why = f"locked by another writer for more than the {BUSY_TIMEOUT_MS} ms busy timeout"
+    elif name.startswith("SQLITE_READONLY") or "readonly" in str(exc):
+        why = "it is read-only"
+    elif name.startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+        why = "it is not an SQLite database, or it is corrupt"
+    else:
+        why = str(exc)
+    return RecallStoreError(db, why)
+
+
+@contextlib.contextmanager
+def _connect(db: Path, *, check_version: bool = True) -> Iterator[sqlite3.Connection]:
+    """Open the existing database (never create it) with OpenClaw's busy timeout; close it on the way out."""
+    _check_db_file(db)
+    uri = f"file:{quote(str(db))}?mode=rw"  # rw never creates; a write-protected file opens read-only
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error as exc:
+        raise _unusable(db, exc) from exc
+    try:
+        conn.text_factory = bytes  # a TEXT value that is not UTF-8 is reported, not fatal to the whole read
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            if check_version and version != SCHEMA_VERSION:
+                raise RecallStoreError(
+                    db, f"its schema is user_version {version}; this dreaming reads only {SCHEMA_VERSION}"
+                )
+            yield conn
+        except sqlite3.Error as exc:
+            raise _unusable(db, exc) from exc
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+    """Run the block in one ``BEGIN IMMEDIATE`` transaction (the write lock taken up front, as OpenClaw does)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+_SELECT_WRAPPED = (
+    "SELECT entry_key, value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? "
+    "AND entry_key >= ? AND entry_key < ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, entry_key"
+)
+_UPSERT = (
+    "INSERT INTO plugin_state_entries (plugin_id, namespace, entry_key, value_json, created_at, expires_at) "
+    "VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (plugin_id, namespace, entry_key) DO UPDATE SET "
+    "value_json = excluded.value_json, created_at = excluded.created_at, expires_at = excluded.expires_at"
+)
+_DELETE = "DELETE FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ?"
+
+
+def _wrapped_rows(conn: sqlite3.Connection, namespace: str, key: str, now_ms: int) -> list[tuple[str, bytes]]:
+    # The key range is exactly the "<key>:" prefix (":" + 1 is ";"), so the primary key index answers it.
+    rows = conn.execute(_SELECT_WRAPPED, (PLUGIN_ID, namespace, f"{key}:", f"{key};", now_ms)).fetchall()
+    return [(bytes(k).decode("utf-8", "surrogateescape"), bytes(v)) for k, v in rows]
+
+
+def _unwrap(value_json: bytes, key: str) -> tuple[str, Any] | str:
+    """Return ``(logical key, payload)`` of a wrapper of workspace ``key``, or why the row is not one."""
+    try:
+        doc = parse_json_bytes(value_json)
+    except ValueError as exc:
+        return why_unparsable(exc)
+    if not isinstance(doc, dict):
+        return "not a wrapper object"
+    if doc.get("workspaceKey") != key:
+        return "its wrapper names another workspace"
+    logical = doc.get("key")
+    if not isinstance(logical, str):
+        return "its wrapper has no key"
+    return logical, doc.get("value")
+
+
+def read_namespace(store: OpenClawStore, namespace: str, meta_key: str, *, now_ms: int) -> NamespaceRows:
+    """Read the workspace's rows of ``namespace`` and its ``updatedAt`` from the meta row ``meta_key``.
+
+    Raises:
+        RecallStoreError: the database cannot be used.
+    """
+    key = store.workspace_key
+    entries: dict[str, Any] = {}
+    ignored: list[str] = []
+    updated_at: str | None = None
+    with _connect(store.db) as conn:
+        conn.execute("BEGIN")  # one snapshot for the entries and the meta row
+        try:
+            rows = _wrapped_rows(conn, namespace, key, now_ms)
+            meta = _wrapped_rows(conn, META_NAMESPACE, key, now_ms)
+        finally:
+            conn.execute("COMMIT")
+    for row_key, value_json in rows:
+        unwrapped = _unwrap(value_json, key)
+        if isinstance(unwrapped, str):
+            ignored.append(f"{namespace} row {row_key}: {unwrapped}")
+        else:
+            entries[unwrapped[0]] = unwrapped[1]
+    for _, value_json in meta:
+        unwrapped = _unwrap(value_json, key)
+        if isinstance(unwrapped, tuple) and unwrapped[0] == meta_key and isinstance(unwrapped[1], dict):
+            stamp = unwrapped[1].get("updatedAt")
+            updated_at = stamp if isinstance(stamp, str) else updated_at
+    return NamespaceRows(entries=entries, updated_at=updated_at, ignored=tuple(ignored))
+
+
+def _js_numbers(value: Any) -> Any:
+    """Return ``value`` with integral floats as ints and non-finite numbers as 0, as they should reach JSON."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return 0
+        return int(value) if value.is_integer() and abs(value) < 1e21 else value
+    if isinstance(value, dict):
+        return {k: _js_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js_numbers(v) for v in value]
+    return value
+
+
+def _encode(value: Any) -> str:
+    """Return ``JSON.stringify(value)``: compact, non-ASCII kept."""
+    return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _wrapper(store: OpenClawStore, logical_key: str, value: Any) -> str:
+    return _encode(
+        {
+            "version": _WRAPPER_VERSION,
+            "workspaceKey": store.workspace_key,
+            "workspaceDir": store.workspace_dir,
+            "key": logical_key,
+            "value": value,
+        }
+    )
+
+
+def _replace_rows(
+    conn: sqlite3.Connection, store: OpenClawStore, namespace: str, entries: Mapping[str, Any], now_ms: int
+) -> bool:
+    """Make the workspace's rows of ``namespace`` hold exactly ``entries``; return whether anything changed."""
+    key = store.workspace_key
+    current = {
+        row_key: value_json.decode("utf-8", "surrogateescape")
+        for row_key, value_json in _wrapped_rows(conn, namespace, key, now_ms)
+        if isinstance(_unwrap(value_json, key), tuple)  # a row that cannot be read is never replaced or deleted
+    }
+    fresh: dict[str, str] = {}
+    kept: set[str] = set()
+    for logical, value in entries.items():
+        row_key = entry_key(key, logical)
+        value_json = _wrapper(store, logical, value)
+        if len(value_json.encode("utf-8", "surrogateescape")) > MAX_VALUE_BYTES:
+            _log.warning("not writing %s entry %r: its value exceeds OpenClaw's 1 MiB limit", namespace, logical)
+            kept.add(row_key)
+            continue
+        fresh[row_key] = value_json
+    stale = [row_key for row_key in current if row_key not in fresh and row_key not in kept]
+    if not stale and all(current.get(row_key) == value_json for row_key, value_json in fresh.items()):
+        return False
+    # Every entry is upserted, changed or not, as OpenClaw's writeStore does (its created_at is the write's time).
+    conn.executemany(_UPSERT, [(PLUGIN_ID, namespace, k, v, now_ms) for k, v in fresh.items()])
+    conn.executemany(_DELETE, [(PLUGIN_ID, namespace, k) for k in stale])
+    (count,) = conn.execute(
+        "SELECT COUNT(*) FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ?", (PLUGIN_ID, namespace)
+    ).fetchone()
+    if count > NAMESPACE_MAX_ROWS:
+        _log.warning("%s holds %d rows, over OpenClaw's cap of %d", namespace, count, NAMESPACE_MAX_ROWS)
+    return True
+
+
+def write_namespace(
+    store: OpenClawStore,
+    namespace: str,
+    meta_key: str,
+    entries: Mapping[str, Any],
+    *,
+    updated_at: str,
+    now_ms: int,
+) -> bool:
+    """Replace the workspace's rows of ``namespace`` with ``entries`` and stamp its meta row, in one transaction.
+
+    Returns False, having written nothing, when the rows and the stamp are already there. Rows of other workspaces
+    and namespaces, and rows that cannot be read, are never touched.
+
+    Raises:
+        RecallStoreError: the database cannot be used.
+    """
+    with _connect(store.db) as conn, _immediate(conn):
+        changed = _replace_rows(conn, store, namespace, entries, now_ms)
+        meta = _wrapper(store, meta_key, {"updatedAt": updated_at})
+        meta_row = entry_key(store.workspace_key, meta_key)
+        (existing,) = conn.execute(
+            "SELECT COUNT(*) FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ? "
+            "AND value_json = ?",
+            (PLUGIN_ID, META_NAMESPACE, meta_row, meta),
+        ).fetchone()
+        if changed or not existing:
+            conn.execute(_UPSERT, (PLUGIN_ID, META_NAMESPACE, meta_row, meta, now_ms))
+            return True
+    return False
+
+
+# The lock row (OpenClaw's withMemoryWorkspaceLock).
+
+
+def process_start_time(pid: int) -> int | None:
+    """Return field 22 of ``/proc/<pid>/stat`` (start time in clock ticks since boot), or None where unreadable."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 1 :].split()
+    try:
+        start = int(fields[19])
+    except (IndexError, ValueError):
+        return None
+    return start if start >= 0 else None
+
+
+def _pid_dead(pid: int) -> bool:
+    # OpenClaw's isPidDefinitelyDead: gone, or a Linux zombie with nothing left running.
+    if not pid_alive(pid):
+        return True
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return bool(re.search(r"^State:\s+Z", status, re.M) and re.search(r"^Threads:[ \t]+1[ \t]*$", status, re.M))
+
+
+def _stealable(holder: dict[str, Any], now_ms: int) -> bool:
+    """Return whether a held lock row may be taken over: older than 60 s and its owner gone or replaced."""
+    acquired = holder.get("acquiredAt")
+    if isinstance(acquired, (int, float)) and not isinstance(acquired, bool) and now_ms - acquired <= LOCK_STALE_MS:
+        return False
+    owner = holder.get("owner")
+    match = re.match(r"^(\d+):", owner.strip()) if isinstance(owner, str) else None
+    pid = int(match.group(1)) if match else 0
+    if pid <= 0 or pid == os.getpid():
+        # This process holds its own in-process lock while it acquires, so a row of its pid is a leftover.
+        return True
+    if _pid_dead(pid):
+        return True
+    if "ownerStartTime" not in holder:
+        return False
+    current = process_start_time(pid)
+    return current is not None and current != holder["ownerStartTime"]
+
+
+def _lock_row(conn: sqlite3.Connection, store: OpenClawStore, now_ms: int) -> dict[str, Any] | None:
+    row = conn.execute(
+        "SELECT value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ? "
+        "AND (expires_at IS NULL OR expires_at > ?)",
+        (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key, now_ms),
+    ).fetchone()
+    if row is None:
+        return None
+    try:
+        holder = parse_json_bytes(bytes(row[0]))
+    except ValueError as exc:
+        raise RecallStoreError(store.db, f"its lock row is {why_unparsable(exc)}") from exc
+    if not isinstance(holder, dict):
+        raise RecallStoreError(store.db, "its lock row is not an object")
+    return holder
+
+
+def _try_acquire(conn: sqlite3.Connection, store: OpenClawStore, mine: dict[str, Any]) -> str | None:
+    """Insert ``mine`` as the lock row if it is absent or stealable; return None, or the live holder's owner."""
+    with _immediate(conn):
+        now_ms = int(time.time() * 1000)
+        holder = _lock_row(conn, store, now_ms)
+        if holder is not None:
+            if not _stealable(holder, now_ms):
+                return str(holder.get("owner") or "unknown")
+            _log.warning("taking over the stale OpenClaw workspace lock of %s", holder.get("owner"))
+            conn.execute(_DELETE, (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key))
+        mine["acquiredAt"] = now_ms
+        conn.execute(_UPSERT, (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key, _encode(mine), now_ms))
+    return None
+
+
+def _release(store: OpenClawStore, mine: Mapping[str, Any]) -> None:
+    """Delete the lock row only if it is still ours (same owner and acquiredAt)."""
+    with _connect(store.db) as conn, _immediate(conn):
+        holder = _lock_row(conn, store, int(time.time() * 1000))
+        if holder is not None and (holder.get("owner"), holder.get("acquiredAt")) == (
+            mine["owner"],
+            mine["acquiredAt"],
+        ):
+            conn.execute(_DELETE, (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key))
+
+
+@contextlib.contextmanager
+def workspace_lock(store: OpenClawStore, *, wait_s: float, retry_s: float) -> Iterator[None]:
+    """Hold OpenClaw's ``short-term-locks`` row for the workspace (the caller holds the in-process lock).
+
+    Acquiring inserts ``{owner: "<pid>:<uuid>", acquiredAt, ownerStartTime}`` inside ``BEGIN IMMEDIATE`` only when no
+    row is there, retrying every ``retry_s`` up to ``wait_s``. A row older than 60 s is taken over when its owner pid
+    cannot be parsed or is dead, or is alive with another start time (a reused pid). Releasing deletes the row only
+    if it still holds this owner and ``acquiredAt``.
+
+    Raises:
+        LockBusyError: a live owner held the row for longer than ``wait_s``.
+        RecallStoreError: the database cannot be used.
+    """
+    mine: dict[str, Any] = {"owner": f"{os.getpid()}:{uuid.uuid4()}", "acquiredAt": 0}
+    start = process_start_time(os.getpid())
+    if start is not None:
+        mine["ownerStartTime"] = start
+    deadline = time.monotonic() + wait_s
+    with _connect(store.db) as conn:
+        while (holder := _try_acquire(conn, store, mine)) is not None:
+            if time.monotonic() >= deadline:
+                raise LockBusyError(store.lock_ref, holder)
+            time.sleep(retry_s)
+    try:
+        yield
+    finally:
+        try:
+            _release(store, mine)
+        except RecallStoreError as exc:
+            # The row stays until it is stale and this process is gone; the work under it is done.
+            _log.warning("could not release the OpenClaw workspace lock: %s", exc)
+
+
+# Which workspace the rows belong to, and what doctor shows.
+
+
+def _meta_identities(conn: sqlite3.Connection, now_ms: int) -> Iterator[tuple[str, str]]:
+    """Yield ``(workspaceDir, workspaceKey)`` of every consistent meta row, most recently written first."""
+    rows = conn.execute(
+        "SELECT entry_key, value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? "
+        "AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at DESC, entry_key",
+        (PLUGIN_ID, META_NAMESPACE, now_ms),
+    )
+    for raw_key, value_json in rows:
+        try:
+            doc = parse_json_bytes(bytes(value_json))
+        except ValueError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        folder, key = doc.get("workspaceDir"), doc.get("workspaceKey")
+        if (
+            isinstance(folder, str)
+            and isinstance(key, str)
+            and bytes(raw_key).decode("utf-8", "surrogateescape").startswith(f"{key}:")
+            and workspace_key(folder) == key
+        ):
+            yield folder, key
+
+
+def _has_rows(conn: sqlite3.Connection, key: str, now_ms: int) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM plugin_state_entries WHERE plugin_id = ? AND namespace IN (?, ?, ?) "
+        "AND entry_key >= ? AND entry_key < ? AND (expires_at IS NULL OR expires_at > ?) LIMIT 1",
+        (PLUGIN_ID, RECALL_NAMESPACE, PHASE_NAMESPACE, META_NAMESPACE, f"{key}:", f"{key};", now_ms),
+    ).fetchone()
+    return row is not None
+
+
+def find_workspace_rows(db: Path, root: str, *, now_ms: int) -> tuple[str, str] | None:
+    """Return how OpenClaw spells the workspace at ``root`` in rows it already wrote, or None.
+
+    Its own path comes first; then a meta row whose ``workspaceDir`` leads to the same real folder (OpenClaw keys by
+    the path it was given, links unresolved; dreaming's workspace root is a real path). The schema version is not
+    checked: looking is harmless, and a newer OpenClaw's rows still say the workspace is OpenClaw's.
+
+    Raises:
+        RecallStoreError: the database cannot be read.
+    """
+    own = workspace_key(root)
+    with _connect(db, check_version=False) as conn:
+        if _has_rows(conn, own, now_ms):
+            return root, own
+        for folder, key in _meta_identities(conn, now_ms):
+            if os.path.realpath(folder) == root:
+                return folder, key
+    return None
+
+
+def inspect_db(store: OpenClawStore, *, now_ms: int) -> DbFacts:
+    """Return the schema version and this workspace's row counts, or why the database cannot be read."""
+    try:
+        with _connect(store.db, check_version=False) as conn:
+            (version,) = conn.execute("PRAGMA user_version").fetchone()
+            rows = {
+                ns: len(_wrapped_rows(conn, ns, store.workspace_key, now_ms))
+                for ns in (RECALL_NAMESPACE, PHASE_NAMESPACE, META_NAMESPACE)
+            }
+            locked = conn.execute(
+                "SELECT COUNT(*) FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ?",
+                (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key),
+            ).fetchone()[0]
+            rows[LOCK_NAMESPACE] = int(locked)
+    except RecallStoreError as exc:
+        return DbFacts(user_version=None, rows={}, problem=str(exc))
+    problem = None
+    if version != SCHEMA_VERSION:
+        problem = f"its schema is user_version {version}; this dreaming reads only {SCHEMA_VERSION}"
+    return DbFacts(user_version=int(version), rows=rows, problem=problem)
