@@ -86,6 +86,8 @@ NAMESPACE_MAX_ROWS = 50_000
 LOCK_STALE_MS = 60_000
 _WRAPPER_VERSION = 1
 _SIDECARS = ("-wal", "-shm", "-journal")
+_OPEN_MODE = "rw"
+"""SQLite's open mode: ``rw`` never creates the file, and opens a write-protected one read-only (tests say ``ro``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -178,7 +180,7 @@ def _unusable(db: Path, exc: sqlite3.Error) -> RecallStoreError:
 def _connect(db: Path, *, check_version: bool = True) -> Iterator[sqlite3.Connection]:
     """Open the existing database (never create it) with OpenClaw's busy timeout; close it on the way out."""
     _check_db_file(db)
-    uri = f"file:{quote(str(db))}?mode=rw"  # rw never creates; a write-protected file opens read-only
+    uri = f"file:{quote(str(db))}?mode={_OPEN_MODE}"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.Error as exc:
