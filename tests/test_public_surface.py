@@ -77,7 +77,7 @@ SURFACES = {
     "dreaming.memory.recall": [
         "AppliedPromotion", "AuditIssue", "AuditReport", "Candidate", "Components", "GroundedItem",
         "PromotionSummary", "RankingResult", "RecallPhaseSummary", "RecallQuery", "RecallResult", "RepairReport",
-        "RecallStoreInfo", "audit_recall_artifacts", "chunk_daily_note", "compact_memory_for_budget",
+        "RecallStoreInfo", "audit_recall_artifacts", "check_recall_store_confined", "chunk_daily_note", "compact_memory_for_budget",
         "deep_sleep_recall", "derive_concept_tags", "describe_recall_store", "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path",
         "light_sleep_recall", "line_range_overlaps_dreaming_fence", "note_snippet", "promotion_marker",
         "rank_short_term_candidates", "read_light_staged_keys", "read_store",

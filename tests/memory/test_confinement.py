@@ -15,7 +15,13 @@ from typer.testing import CliRunner
 from dreaming.cli import app
 from dreaming.errors import OutsideWorkspaceError
 from dreaming.memory import InputReport, Workspace, append_jsonl, atomic_write_text, check_confined, check_write_path
-from dreaming.memory.recall import RecallResult, ingest_daily_notes, read_store, record_short_term_recalls
+from dreaming.memory.recall import (
+    RecallResult,
+    check_recall_store_confined,
+    ingest_daily_notes,
+    read_store,
+    record_short_term_recalls,
+)
 from dreaming.memory.search import search_memory
 from tests._workspaces import NIGHT, build_verdict_workspace
 from tests.memory.recall.openclaw_state import entries_in, install_openclaw
@@ -128,6 +134,7 @@ def test_a_database_linked_to_a_regular_file_is_followed_as_openclaw_follows_it(
     db.rename(elsewhere / "openclaw.sqlite")
     db.symlink_to(elsewhere / "openclaw.sqlite")
     check_confined(Workspace.at(root))
+    check_recall_store_confined(Workspace.at(root))
     hit = RecallResult("memory/2026-08-31.md", 1, 3, 0.9, "Ops: Kafka retention is seven days.")
     assert record_short_term_recalls(Workspace.at(root), query="kafka", results=[hit], now=datetime.now(UTC)) == 1
     assert db.is_symlink() and entries_in(elsewhere / "openclaw.sqlite", str(root), "short-term-recall")

@@ -31,6 +31,7 @@ from dreaming.memory.recall import (
     Candidate,
     PromotionSummary,
     audit_recall_artifacts,
+    check_recall_store_confined,
     deep_sleep_recall,
     describe_recall_store,
     note_snippet,
@@ -83,6 +84,7 @@ def _register_recall(app: typer.Typer) -> None:
             try:
                 with refused_writes():
                     check_confined(ws)
+                    check_recall_store_confined(ws)
                     with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds):
                         summary = deep_sleep_recall(ws, config, now=moment)
             except LockBusyError as exc:

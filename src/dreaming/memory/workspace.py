@@ -210,9 +210,9 @@ def check_confined(ws: Workspace) -> None:
     """Check, before a run takes its lock, that no folder or file dreaming owns leads out of the workspace.
 
     Each write checks its own path again (:func:`check_write_path`); this makes a planted link fail the run at its
-    start, before anything is written, rather than midway. The one file outside the workspace dreaming may write is
-    OpenClaw 2026.9's recall database, when the workspace's recall store is there (README, "Recall and OpenClaw"):
-    it is checked as the recall store checks it (a link to a regular file, as OpenClaw allows; nothing else).
+    start, before anything is written, rather than midway. The recall store checks its own files the same way
+    (``recall.check_recall_store_confined``): among them the one file outside the workspace dreaming may write,
+    OpenClaw 2026.9's recall database.
 
     Raises:
         OutsideWorkspaceError: naming the first linked path.
@@ -223,10 +223,6 @@ def check_confined(ws: Workspace) -> None:
     )  # fmt: skip
     for path in owned:
         check_write_path(path)
-    # Imported here: the recall store is built on this module.
-    from dreaming.memory.recall._store import check_recall_store_confined
-
-    check_recall_store_confined(ws)
 
 
 def init_workspace(ws: Workspace) -> list[str]:

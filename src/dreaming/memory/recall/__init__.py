@@ -34,7 +34,7 @@ from dreaming.memory.recall._record import (
     record_short_term_recalls,
     remove_grounded_short_term_candidates,
 )
-from dreaming.memory.recall._store import read_store, write_store
+from dreaming.memory.recall._store import check_recall_store_confined, read_store, write_store
 from dreaming.memory.recall._store_location import RecallStoreInfo, describe_recall_store
 
 __all__ = [
@@ -52,6 +52,7 @@ __all__ = [
     "RecallStoreInfo",
     "RepairReport",
     "audit_recall_artifacts",
+    "check_recall_store_confined",
     "chunk_daily_note",
     "compact_memory_for_budget",
     "deep_sleep_recall",
