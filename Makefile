@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test eval bench lint typecheck clean
+.PHONY: demo test eval bench lint typecheck clean compat-openclaw
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,8 +16,8 @@ demo: $(STAMP)
 	$(BIN)/python examples/demo/run_demo.py
 
 test: $(STAMP)
-	$(BIN)/ruff check src tests bench examples
-	$(BIN)/ruff format --check src tests bench examples
+	$(BIN)/ruff check src tests bench examples compat
+	$(BIN)/ruff format --check src tests bench examples compat
 	$(BIN)/mypy
 	$(BIN)/pytest
 
@@ -26,6 +26,14 @@ eval: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Ground truth from the real OpenClaw 2026.9.6 (Node 24 and openclaw under .cache/openclaw/, not needed by `make test`):
+# regenerate tests/memory/recall/golden/openclaw-2026.9.6/ and check that Python and OpenClaw share one state DB.
+# An existing venv is used as it is (`make compat-openclaw VENV=/path/to/venv`); a missing one is made.
+compat-openclaw: $(if $(wildcard $(BIN)/python),,$(STAMP))
+	$(BIN)/python compat/openclaw/install.py
+	$(BIN)/python compat/openclaw/run.py goldens
+	$(BIN)/python compat/openclaw/run.py interop
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -65,6 +65,17 @@ def test_search_records_weak_results(app: typer.Typer, noted: Workspace, query: 
     assert f"recorded knowledge gap ({gap_type}, seen 1x)" in out
 
 
+def test_search_finds_plurals_and_cjk_without_recording_a_gap(app: typer.Typer, noted: Workspace) -> None:
+    (noted.root / "memory" / "2026-04-13.md").write_text("数据库迁移已经完成，明天检查备份任务。\n", encoding="utf-8")
+    for query, path in [("备份", "memory/2026-04-13.md"), ("retentions", "memory/2026-04-14.md")]:
+        code, out = invoke(app, noted, "search", query, "--json")
+        assert code == 0, out
+        payload = json.loads(out)
+        assert payload["hits"][0]["path"] == path
+        assert (payload["gap_type"], payload["gap"]) == (None, None)
+    assert list_gaps(noted) == []
+
+
 def test_gap_add_and_list(app: typer.Typer, noted: Workspace) -> None:
     assert invoke(app, noted, "gap", "add", "How do we rotate keys?")[0] == 0
     code, out = invoke(app, noted, "gap", "add", "how do we rotate KEYS", "--json")

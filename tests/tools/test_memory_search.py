@@ -193,3 +193,59 @@ def test_dreaming_output_never_enters_the_recall_store(workspace: Workspace, now
     assert store["entries"]
     assert all("axolotl" not in json.dumps(entry) for entry in store["entries"].values())
     assert all(entry["path"] == "memory/2026-04-13.md" for entry in store["entries"].values())
+
+
+# -- A search that does not invent gaps (issue 13). ------------------------------------------------------------------
+
+DAILY_NOTES = {
+    "memory/2026-04-10.md": "# 2026-04-10\n\n## Ops\nThe rate limit is 100 requests per minute.\n",
+    "memory/2026-04-11.md": "# 2026-04-11\n\n数据库迁移已经完成，明天检查备份任务。\n",
+    "memory/2026-04-12.md": "# 2026-04-12\n\n本番サーバーの証明書を更新した。期限は来年三月。\n",
+    "memory/2026-04-13.md": "# 2026-04-13\n\nMet the team at the Zürich office café.\n",
+    "memory/2026-04-14.md": "# 2026-04-14\n\nLunch at the Straße canteen with the Łódź team.\n",
+}
+
+
+@pytest.fixture
+def daily_notes(workspace: Workspace) -> Workspace:
+    for relative, text in DAILY_NOTES.items():
+        write(workspace, relative, text)
+    return workspace
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("rate limits", "memory/2026-04-10.md"),  # found before too, by "rate" alone
+        ("limits", "memory/2026-04-10.md"),
+        ("limits per minutes", "memory/2026-04-10.md"),
+        ("备份任务", "memory/2026-04-11.md"),
+        ("备份", "memory/2026-04-11.md"),
+        ("数据库迁移", "memory/2026-04-11.md"),  # found before too: it begins the clause (an FTS5 prefix query)
+        ("証明書の更新", "memory/2026-04-12.md"),
+        ("証明書", "memory/2026-04-12.md"),
+        ("zurich cafe", "memory/2026-04-13.md"),  # found before too: FTS5 drops combining marks
+        ("strasse lodz", "memory/2026-04-14.md"),
+    ],
+)
+def test_a_query_that_lacked_only_morphology_finds_its_note_and_records_no_gap(
+    daily_notes: Workspace, now: datetime, query: str, path: str
+) -> None:
+    outcome = search_and_record(daily_notes, query, now=now)
+    assert outcome.hits and outcome.hits[0].path == path
+    assert (outcome.gap_type, outcome.gap, outcome.recording_errors) == (None, None, 0)
+    assert list_gaps(daily_notes) == []
+    assert not daily_notes.knowledge_gaps.exists()
+
+
+def test_the_agents_tool_finds_cjk_notes_and_records_no_gap(daily_notes: Workspace, now: datetime) -> None:
+    tool = memory_search_tool(daily_notes, clock=lambda: now)
+    for query, path in [("备份", "memory/2026-04-11.md"), ("証明書の更新", "memory/2026-04-12.md")]:
+        assert json.loads(tool.invoke({"query": query}))[0]["path"] == path
+    assert list_gaps(daily_notes) == []
+
+
+def test_a_query_truly_absent_still_records_a_gap(daily_notes: Workspace, now: datetime) -> None:
+    outcome = search_and_record(daily_notes, "kubernetes ingress controller", now=now)
+    assert (outcome.hits, outcome.gap_type) == ([], "no_results")
+    assert [(gap.key, gap.type) for gap in list_gaps(daily_notes)] == [("kubernetes ingress controller", "no_results")]

@@ -1,6 +1,6 @@
 """Terms: the one home of tokenizing, stop words and term coverage, for memory search and for research.
 
-There are two tokenizers, on purpose, and each keeps its exact results:
+There are three tokenizers, on purpose, and each keeps its exact results:
 
 - **Index terms** (``index_*``, memory search, hit scoring and gap classification): they must match what SQLite's
   FTS5 ``unicode61`` tokenizer indexes. Tokens are runs of letters and digits (any script), lowercased, with
@@ -21,7 +21,16 @@ There are two tokenizers, on purpose, and each keeps its exact results:
   When a *text* is searched for terms, an identifier in it also yields its parts as words, so that code meets prose:
   ``GAP_CAP_PCT`` holds the words "gap", "cap" and "pct" as well as the identifier ``gap_cap_pct``.
 
-Their stop-word lists differ too: research also drops question words and verbs such as "use" or "get".
+- **Morphological terms** (``morph_*``, memory search's second table, beside the index terms): what the exact
+  tokens miss. Words are folded harder than FTS5 folds them (NFKC, case folding, diacritics dropped, and the Latin
+  letters that Unicode does not decompose spelled out: ``Straße`` -> ``strasse``, ``Łódź`` -> ``lodz``) and stemmed by
+  the same Snowball stemmer (``limits`` -> ``limit``). Runs of Han, Hiragana, Katakana or Hangul, which have no spaces
+  between words, become overlapping character bigrams (a one-character run stays as it is), so a Chinese or Japanese
+  query matches without a segmenter: ``备份任务`` is ``备份 份任 任务``. A run of one script ends where another begins,
+  so a Japanese particle between two words joins neither (``証明書の更新`` is ``証明 明書 更新``).
+
+Their stop-word lists differ too: research also drops question words and verbs such as "use" or "get"; morphological
+terms have no stop words at all (the index terms' list) and no one-kana particles of Japanese (``の``, ``を``, ``は``).
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ __all__ = [
     "DIGITS",
     "INDEX_STOP_WORDS",
     "MAX_QUERY_TERMS",
+    "MORPH_TOKENIZER_VERSION",
     "NAME_RUN",
     "PREFIX_MIN_CHARS",
     "STEMMED_STOP_WORDS",
@@ -48,8 +58,12 @@ __all__ = [
     "index_term_coverage",
     "index_tokens",
     "is_salient_word",
+    "morph_salient_terms",
+    "morph_term_coverage",
+    "morph_tokens",
     "name_parts",
     "name_runs",
+    "query_coverage",
     "query_terms",
     "search_words",
     "stem_word",
@@ -80,6 +94,8 @@ _TOKEN = re.compile(r"[^\W_]+")
 
 
 def _fold_diacritics(text: str) -> str:
+    if text.isascii():  # the common case, and NFKD changes no ASCII character
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
@@ -116,14 +132,92 @@ def index_term_coverage(terms: Iterable[str], text: str) -> float:
     return sum(1 for term in wanted if _matches(term, words)) / len(wanted)
 
 
-def fts_match_expression(terms: Iterable[str]) -> str:
+def fts_match_expression(terms: Iterable[str], *, prefix: bool = True) -> str:
     """Return an FTS5 MATCH expression that finds chunks containing any of ``terms``.
 
-    Each term is a double-quoted FTS5 string (terms hold only letters and digits, so nothing needs escaping), with a
-    trailing ``*`` (prefix query) when it is long enough. Returns ``""`` for no terms.
+    Each term is a double-quoted FTS5 string (index and morphological terms hold only letters and digits, so nothing
+    needs escaping), with a trailing ``*`` (prefix query) when it is long enough and ``prefix`` is true. Returns ``""``
+    for no terms.
     """
-    parts = [f'"{term}"*' if len(term) >= PREFIX_MIN_CHARS else f'"{term}"' for term in terms]
+    parts = [f'"{term}"*' if prefix and len(term) >= PREFIX_MIN_CHARS else f'"{term}"' for term in terms]
     return " OR ".join(parts)
+
+
+# -- Morphological terms (memory search's second table). ------------------------------------------------------------
+
+MORPH_TOKENIZER_VERSION = "morph-1"
+"""Names what :func:`morph_tokens` does. Change it with any change to its output: the search index stores it and is
+rebuilt when it differs, since the index deletes a chunk's tokens by computing them again."""
+
+# Scripts written without spaces between words. The prolonged sound mark (U+30FC) belongs to both kana.
+_HAN = "\u3005\u3007\u3021-\u3029\u3038-\u303b\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+_HIRAGANA = "\u3041-\u3096\u309d-\u309f\u30fc"
+_KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff"
+_HANGUL = "\u1100-\u11ff\u3131-\u318e\ua960-\ua97f\uac00-\ud7a3\ud7b0-\ud7ff"
+_MORPH_RUN = re.compile(
+    f"([{_HAN}]+|[{_HIRAGANA}]+|[{_KATAKANA}]+|[{_HANGUL}]+)|([^\\W_{_HAN}{_HIRAGANA}{_KATAKANA}{_HANGUL}]+)"
+)
+_ONE_KANA = re.compile(f"[{_HIRAGANA}]")
+# Latin letters that NFKD leaves whole (no combining mark to drop); ß is handled by case folding (ß -> ss).
+_LETTER_FOLDS = str.maketrans({"æ": "ae", "œ": "oe", "ø": "o", "ł": "l", "đ": "d", "ð": "d", "þ": "th", "ı": "i"})
+
+
+def _morph_runs(text: str) -> list[tuple[str, str]]:
+    # ``(cjk_run, "")`` or ``("", word_run)`` for each run of ``text``. NFKC first: half-width katakana and full-width
+    # Latin meet their usual forms, and Hangul syllables stay whole (NFKD would split them into jamo, and would strip
+    # the voicing marks off kana).
+    runs: list[tuple[str, str]] = _MORPH_RUN.findall(unicodedata.normalize("NFKC", text).casefold())
+    return runs
+
+
+def _cjk_tokens(run: str) -> list[str]:
+    if len(run) > 1:
+        return [run[i : i + 2] for i in range(len(run) - 1)]
+    return [] if _ONE_KANA.fullmatch(run) else [run]  # a one-kana run is a particle (の, を, は)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _word_tokens(run: str) -> tuple[str, ...]:
+    # A run of letters and digits outside the CJK scripts, already case folded. Cached: words repeat (Zipf), and
+    # folding and stemming one costs far more than the lookup.
+    folded = run if run.isascii() else _fold_diacritics(run).translate(_LETTER_FOLDS)
+    return tuple(
+        stem_word(word) if word.isascii() else word for word in _TOKEN.findall(folded) if word not in INDEX_STOP_WORDS
+    )
+
+
+def morph_tokens(text: str) -> list[str]:
+    """Return every morphological token of ``text`` in order (repeats kept): what the second table indexes.
+
+    Stop words and one-kana particles are left out: they would double the table's size and never find a note that the
+    exact search does not (a query of stop words alone is the exact table's).
+    """
+    tokens: list[str] = []
+    for cjk, word in _morph_runs(text):
+        tokens.extend(_word_tokens(word) if word else _cjk_tokens(cjk))
+    return tokens
+
+
+def morph_salient_terms(query: str) -> tuple[str, ...]:
+    """Return the query's distinct morphological tokens, at most :data:`MAX_QUERY_TERMS`; none for stop words alone."""
+    return tuple(dict.fromkeys(morph_tokens(query)))[:MAX_QUERY_TERMS]
+
+
+def morph_term_coverage(terms: Iterable[str], text: str) -> float:
+    """Return the fraction of morphological ``terms`` among the morphological tokens of ``text`` (exact tokens)."""
+    wanted = tuple(terms)
+    if not wanted:
+        return 0.0
+    tokens = set(morph_tokens(text))
+    return sum(1 for term in wanted if term in tokens) / len(wanted)
+
+
+def query_coverage(query: str, text: str) -> float:
+    """Return the share of the query's salient terms that ``text`` holds: exactly or by morphology, the higher."""
+    return max(
+        index_term_coverage(index_salient_terms(query), text),
+        morph_term_coverage(morph_salient_terms(query), text),
+    )
 
 
 # -- Stemmed terms (research). ---------------------------------------------------------------------------------------

@@ -48,6 +48,14 @@ def test_classification_of_each_type() -> None:
     assert classify_gap("   ", []) is None
 
 
+def test_terms_held_only_by_morphology_count_as_held() -> None:
+    assert classify_gap("limits", [hit(0.6, "The rate limit is 100 requests per minute")]) is None
+    assert classify_gap("rate limits quotas", [hit(0.6, "The rate limit is 100 requests per minute")]) is None
+    assert classify_gap("备份", [hit(0.6, "明天检查备份任务。")]) is None
+    assert classify_gap("証明書の更新", [hit(0.6, "本番サーバーの証明書を更新した。")]) is None
+    assert classify_gap("kafka retention partitions", [hit(0.6, "kafkas only")]) == "partial_match"
+
+
 def test_low_confidence_boundary_is_inclusive() -> None:
     assert classify_gap("kafka", [hit(0.35, "kafka")]) is None
     assert classify_gap("kafka", [hit(0.3499, "kafka")]) == "low_confidence"

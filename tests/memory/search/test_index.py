@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from dreaming.memory.search import (
     refresh_index,
     search_memory,
 )
+from dreaming.memory.search._index import SCHEMA_VERSION, tokenizer_config
+from dreaming.memory.search._search import MORPH_SCORE_FACTOR
 
 
 def write(ws: Workspace, relative: str, text: str) -> Path:
@@ -241,3 +244,130 @@ def test_memory_index_rechecks_files_only_after_the_staleness_bound(tmp_path: Pa
         assert index.search("glacier backups") == []  # within the bound: files not re-checked
         clock[0] = 3.5
         assert index.search("glacier backups")[0].path == "memory/2026-04-02.md"
+
+
+# -- The morphological table. ----------------------------------------------------------------------------------------
+
+_V2_SCHEMA = """
+CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE chunks (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+    text TEXT NOT NULL
+);
+CREATE INDEX chunks_path ON chunks (path);
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+    text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
+);
+"""
+
+
+def test_plurals_cjk_and_folded_letters_are_found(workspace: Workspace) -> None:
+    write(workspace, "memory/2026-04-01.md", "The rate limit is 100 requests per minute\n")
+    write(workspace, "memory/2026-04-02.md", "数据库迁移已经完成，明天检查备份任务。\n")
+    write(workspace, "memory/2026-04-03.md", "本番サーバーの証明書を更新した。期限は来年三月。\n")
+    write(workspace, "memory/2026-04-04.md", "Lunch near the Straße office with the Łódź team\n")
+    for query, path in [
+        ("limits", "memory/2026-04-01.md"),
+        ("备份任务", "memory/2026-04-02.md"),
+        ("备份", "memory/2026-04-02.md"),
+        ("証明書の更新", "memory/2026-04-03.md"),
+        ("サーバー", "memory/2026-04-03.md"),
+        ("strasse lodz", "memory/2026-04-04.md"),
+    ]:
+        assert [hit.path for hit in search_memory(workspace, query)] == [path], query
+
+
+def test_exact_hits_keep_their_scores_and_rank_above_morphological_ones(workspace: Workspace) -> None:
+    write(workspace, "memory/2026-04-01.md", "The gateway rate limits are per tenant\n")
+    write(workspace, "memory/2026-04-02.md", "One rate limit for the whole gateway\n")
+    write(workspace, "memory/2026-04-03.md", "Limits of the ingress\n")
+    write(workspace, "memory/2026-04-04.md", "Limit the ingress to one region\n")
+    # Both words as written; "gateway" as written and "limit" by its stem, lifted to a morph score; "limit" alone.
+    full, lifted, exact_half, morph_half = search_memory(workspace, "gateway limits")
+    assert [full.path, lifted.path, exact_half.path, morph_half.path] == [
+        "memory/2026-04-01.md",
+        "memory/2026-04-02.md",
+        "memory/2026-04-03.md",
+        "memory/2026-04-04.md",
+    ]
+    assert full.score == 1.0
+    assert 0.5 < lifted.score <= MORPH_SCORE_FACTOR  # the exact search alone scores it at most 0.5: half the words
+    assert 0.0 < morph_half.score <= MORPH_SCORE_FACTOR / 2
+    # Every chunk holding the words as written ranks above every chunk that needs morphology.
+    hits = search_memory(workspace, "limits")
+    assert [hit.path for hit in hits[:2]] == ["memory/2026-04-03.md", "memory/2026-04-01.md"]
+    assert min(hit.score for hit in hits[:2]) > MORPH_SCORE_FACTOR >= max(hit.score for hit in hits[2:])
+    assert {hit.path for hit in hits[2:]} == {"memory/2026-04-02.md", "memory/2026-04-04.md"}
+
+
+def test_morphological_hits_fill_only_what_exact_hits_leave(workspace: Workspace) -> None:
+    for day in range(1, 9):
+        write(workspace, f"memory/2026-04-{day:02d}.md", f"rate limits, note {day}\n")
+    write(workspace, "memory/2026-04-20.md", "one rate limit\n")
+    assert "memory/2026-04-20.md" not in {hit.path for hit in search_memory(workspace, "limits", limit=8)}
+    nine = search_memory(workspace, "limits", limit=9)
+    assert nine[-1].path == "memory/2026-04-20.md" and nine[-1].score == MORPH_SCORE_FACTOR
+    assert nine[:8] == search_memory(workspace, "limits", limit=8)
+
+
+def test_a_query_that_matches_nothing_either_way_finds_nothing(workspace: Workspace) -> None:
+    write(workspace, "memory/2026-04-01.md", "The rate limit is 100 requests per minute\n")
+    assert search_memory(workspace, "kubernetes ingress controller") == []
+
+
+def test_a_changed_note_leaves_no_morphological_tokens_behind(workspace: Workspace) -> None:
+    note = write(workspace, "memory/2026-04-01.md", "rate limits\n\n备份任务\n")
+    assert len(search_memory(workspace, "limit 备份")) == 2
+    bump(note, "nothing left here\n")
+    assert search_memory(workspace, "limit 备份") == []
+    note.unlink()
+    assert search_memory(workspace, "nothing") == []
+    conn = open_index(workspace)
+    try:
+        assert conn.execute(
+            "SELECT count(*) FROM chunks_morph WHERE chunks_morph MATCH 'limit OR 备份'"
+        ).fetchone() == (0,)
+    finally:
+        conn.close()
+
+
+def test_an_index_of_the_previous_schema_is_rebuilt_from_the_notes(workspace: Workspace) -> None:
+    note = write(workspace, "memory/2026-04-01.md", "明天检查备份任务。rate limits\n")
+    workspace.search_index.parent.mkdir(parents=True)
+    stat = note.stat()
+    with sqlite3.connect(workspace.search_index) as conn:
+        conn.executescript(_V2_SCHEMA + "PRAGMA user_version = 2;")
+        # Up to date as version 2 saw it: only a rebuild makes the note read again.
+        conn.execute("INSERT INTO files VALUES ('memory/2026-04-01.md', ?, ?)", (stat.st_mtime_ns, stat.st_size))
+    conn.close()
+    assert [hit.path for hit in search_memory(workspace, "备份")] == ["memory/2026-04-01.md"]
+    conn = open_index(workspace)
+    try:
+        assert conn.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (tokenizer_config(),)
+    finally:
+        conn.close()
+
+
+def test_an_index_made_by_another_tokenizer_is_rebuilt(workspace: Workspace) -> None:
+    write(workspace, "memory/2026-04-01.md", "明天检查备份任务。\n")
+    conn = open_index(workspace)
+    try:
+        refresh_index(workspace, conn)
+        # What another tokenizer would have left: other tokens in the table, another name in meta.
+        conn.execute("INSERT INTO chunks_morph (chunks_morph) VALUES ('delete-all')")
+        conn.execute("UPDATE meta SET value = 'morph-0' WHERE key = 'tokenizer'")
+    finally:
+        conn.close()
+    assert [hit.path for hit in search_memory(workspace, "备份")] == ["memory/2026-04-01.md"]
+    conn = open_index(workspace)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (tokenizer_config(),)
+    finally:
+        conn.close()
+
+
+def test_the_tokenizer_config_names_what_can_change_a_token() -> None:
+    config = tokenizer_config()
+    assert "unicode61 remove_diacritics 2" in config
+    assert "snowballstemmer=" in config and f"unicode={unicodedata.unidata_version}" in config

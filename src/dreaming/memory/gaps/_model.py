@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args
 
-from dreaming.memory.search import SearchHit, index_salient_terms, index_term_coverage
+from dreaming.memory.search import SearchHit, index_salient_terms, query_coverage
 
 __all__ = [
     "LOW_CONFIDENCE",
@@ -146,6 +146,9 @@ def classify_gap(query: str, hits: Sequence[SearchHit]) -> GapType | None:
     The checks run in this order: no hits is ``no_results``; a best score under :data:`LOW_CONFIDENCE` is
     ``low_confidence``; a best hit (highest score) whose snippet holds under :data:`PARTIAL_COVERAGE` of the salient
     terms is ``partial_match``. A query with no letters or digits leaves no gap: there is nothing to look for.
+
+    A term counts as held when the snippet holds it exactly or by morphology (:func:`dreaming.memory.search.
+    query_coverage`): a hit the search found by its stems or CJK bigrams answers the query as well as the search says.
     """
     terms = index_salient_terms(query)
     if not terms:
@@ -155,6 +158,6 @@ def classify_gap(query: str, hits: Sequence[SearchHit]) -> GapType | None:
     best = max(hits, key=lambda hit: hit.score)
     if best.score < LOW_CONFIDENCE:
         return "low_confidence"
-    if index_term_coverage(terms, best.snippet) < PARTIAL_COVERAGE:
+    if query_coverage(query, best.snippet) < PARTIAL_COVERAGE:
         return "partial_match"
     return None

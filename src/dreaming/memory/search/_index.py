@@ -1,17 +1,28 @@
 """The embedded memory-search index: SQLite FTS5 with BM25 in ``memory/.dreams/search-index.sqlite``.
 
 The index is a cache of the markdown files, never a source of truth: a file that is not a usable index (corrupt,
-or of another schema version) is deleted and rebuilt. It holds the notes' text with secrets redacted
-(:func:`dreaming.memory.redact_secrets`), so that no hit, recall or evidence taken from it, and not the index file
-itself, carries a password a note holds. It is refreshed incrementally before every search: a file is
-re-read only when its size or modification time (nanoseconds) changed, and files that disappeared are dropped.
+of another schema version, or built by another tokenizer) is deleted and rebuilt from the notes. It holds the notes'
+text with secrets redacted (:func:`dreaming.memory.redact_secrets`), so that no hit, recall or evidence taken from
+it, and not the index file itself, carries a password a note holds. It is refreshed incrementally before every
+search: a file is re-read only when its size or modification time (nanoseconds) changed, and files that disappeared
+are dropped.
+
+Each chunk is indexed twice. ``chunks_fts`` holds its words as FTS5's ``unicode61`` tokenizer reads them (the exact
+search). ``chunks_morph`` holds its morphological tokens, computed in Python (``morph_tokens`` in
+``memory/_terms.py``: stems, CJK bigrams, harder folding) and joined with spaces; FTS5's ``ascii`` tokenizer only
+splits them again at the spaces. That table is contentless (it stores no text, only what it needs to rank): a chunk's
+tokens are deleted by computing them again from the chunk's text, which is why the index records the tokenizer that
+made them (:func:`tokenizer_config`, in the ``meta`` table) and is rebuilt when it changes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.metadata
 import logging
 import sqlite3
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +30,16 @@ from pathlib import Path
 from dreaming.errors import ToolError
 from dreaming.memory._decode import read_user_text, undecodable_note
 from dreaming.memory._secrets import redact_secrets
+from dreaming.memory._terms import MORPH_TOKENIZER_VERSION, morph_tokens
 from dreaming.memory.files import check_write_path
 from dreaming.memory.search._chunks import chunk_markdown, scan_memory_files
 from dreaming.memory.workspace import Workspace
 
-__all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index"]
+__all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index", "tokenizer_config"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """Stored in ``PRAGMA user_version``; any other value means the file is rebuilt from the notes (version 2: text
-redacted)."""
+redacted; version 3: the morphological table and the ``meta`` table)."""
 
 BUSY_TIMEOUT_S = 10.0
 """How long a search waits for another process that is refreshing the same index."""
@@ -44,7 +56,23 @@ CREATE INDEX chunks_path ON chunks (path);
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
     text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
+CREATE VIRTUAL TABLE chunks_morph USING fts5 (text, content='', tokenize='ascii');
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+@functools.cache
+def tokenizer_config() -> str:
+    """Return what made the index's tokens, as stored in its ``meta`` table under ``tokenizer``.
+
+    Besides :data:`dreaming.memory._terms.MORPH_TOKENIZER_VERSION`, it names the Snowball stemmer's release and the
+    Unicode version of Python's ``unicodedata``: an upgrade of either can change a stem or a fold, and the index must
+    then be rebuilt, not patched with tokens that no longer delete what they added.
+    """
+    return (
+        f"exact=unicode61 remove_diacritics 2; morph={MORPH_TOKENIZER_VERSION}; "
+        f"snowballstemmer={importlib.metadata.version('snowballstemmer')}; unicode={unicodedata.unidata_version}"
+    )
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -70,14 +98,28 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-def _usable(conn: sqlite3.Connection) -> bool:
+def _usable(conn: sqlite3.Connection) -> str | None:
+    # None when the index can be used as it is; else why not.
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     if version == SCHEMA_VERSION:
-        return True
+        row = conn.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone()
+        return None if row is not None and row[0] == tokenizer_config() else f"another tokenizer ({row and row[0]})"
     if version == 0 and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
-        conn.executescript(f"BEGIN IMMEDIATE;{_SCHEMA}PRAGMA user_version={SCHEMA_VERSION};COMMIT;")
-        return True
-    return False
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have created it between the check and the lock: look again.
+            if conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                conn.execute("INSERT INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer_config(),))
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return _usable(conn)
+    return f"schema version {version}, not {SCHEMA_VERSION}"
 
 
 def open_index(ws: Workspace) -> sqlite3.Connection:
@@ -95,9 +137,9 @@ def open_index(ws: Workspace) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = None
         try:
             conn = _connect(path)
-            if _usable(conn):
+            problem = _usable(conn)
+            if problem is None:
                 return conn
-            problem = "another schema version"
         except sqlite3.DatabaseError as exc:
             problem = str(exc)
         if conn is not None:
@@ -127,8 +169,20 @@ def _drop(conn: sqlite3.Connection, relative: str) -> None:
         "INSERT INTO chunks_fts (chunks_fts, rowid, text) SELECT 'delete', id, text FROM chunks WHERE path = ?",
         (relative,),
     )
+    # A contentless table forgets a row only when told the very tokens it was given.
+    conn.executemany(
+        "INSERT INTO chunks_morph (chunks_morph, rowid, text) VALUES ('delete', ?, ?)",
+        [
+            (rowid, _morph_text(text))
+            for rowid, text in conn.execute("SELECT id, text FROM chunks WHERE path = ?", (relative,)).fetchall()
+        ],
+    )
     conn.execute("DELETE FROM chunks WHERE path = ?", (relative,))
     conn.execute("DELETE FROM files WHERE path = ?", (relative,))
+
+
+def _morph_text(text: str) -> str:
+    return " ".join(morph_tokens(text))
 
 
 def _read(path: Path, relative: str, undecodable: list[str]) -> str | None:
@@ -167,6 +221,10 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
                         (relative, chunk.start_line, chunk.end_line, chunk.text),
                     )
                     conn.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (cursor.lastrowid, chunk.text))
+                    conn.execute(
+                        "INSERT INTO chunks_morph (rowid, text) VALUES (?, ?)",
+                        (cursor.lastrowid, _morph_text(chunk.text)),
+                    )
                 conn.execute("INSERT INTO files (path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime, size))
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     return IndexRefresh(

@@ -12,6 +12,17 @@ absolute scale: its magnitude depends on the size of the corpus, and in a worksp
 perfect match has a BM25 near zero. Ties are broken by path and line, so the same index and query always give
 the same list.
 
+That is the exact search (``chunks_fts``). The morphological table (``chunks_morph``: stems, CJK bigrams, harder
+folding; see ``memory/_terms.py``) is searched next with the query's morphological terms, and a chunk it finds
+scores by the same formula over those terms, times :data:`MORPH_SCORE_FACTOR`::
+
+    morph_score = MORPH_SCORE_FACTOR * morph_coverage * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * bm25 / best_bm25)
+
+A chunk found both ways keeps the higher of its two scores. Since the factor equals :data:`RELEVANCE_FLOOR`, a morph
+score is at most 0.6, the least a chunk holding every salient term exactly scores: such chunks keep today's scores
+and order, above every chunk that needs morphology. Morphology only adds chunks the exact search missed (``limits``
+finds "the rate limit", ``备份`` finds "明天检查备份任务") and lifts a chunk it covers better than the exact words do.
+
 It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
 agent). ``search_memory`` re-checks every file's size and mtime before each query, which is right for a one-off search
 but costs as much as the search itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the
@@ -23,18 +34,25 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Literal
 
-from dreaming.memory._terms import fts_match_expression, index_salient_terms, index_term_coverage
+from dreaming.memory._terms import (
+    fts_match_expression,
+    index_salient_terms,
+    index_term_coverage,
+    morph_salient_terms,
+    morph_term_coverage,
+)
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "CANDIDATE_FACTOR",
     "DEFAULT_MAX_STALENESS_S",
+    "MORPH_SCORE_FACTOR",
     "RELEVANCE_FLOOR",
     "SNIPPET_MAX_CHARS",
     "MemoryIndex",
@@ -46,11 +64,20 @@ __all__ = [
 RELEVANCE_FLOOR = 0.6
 """The share of the score that full term coverage earns regardless of BM25 rank."""
 
+MORPH_SCORE_FACTOR = RELEVANCE_FLOOR
+"""A chunk found by the morphological table scores this fraction of what the same formula gives an exact match.
+
+Equal to :data:`RELEVANCE_FLOOR` so that no morph score passes a chunk that holds every term exactly (see the module
+docstring), and high enough that the best chunk holding two thirds of the terms by morphology (0.4) is not a weak
+answer for gap classification (``LOW_CONFIDENCE``, 0.35)."""
+
 CANDIDATE_FACTOR = 4
-"""BM25 picks ``limit * CANDIDATE_FACTOR`` candidates, which are then re-ranked by score."""
+"""BM25 picks ``limit * CANDIDATE_FACTOR`` candidates from each table, which are then re-ranked by score."""
 
 SNIPPET_MAX_CHARS = 700
 """A hit's snippet is its chunk's text, cut to this many characters."""
+
+_SCORE_DIGITS = 4  # a hit's score is rounded, so that the same index and query give the same JSON
 
 DEFAULT_MAX_STALENESS_S = 2.0
 """How old the last check of the files may be before a :class:`MemoryIndex` search checks them again."""
@@ -90,35 +117,68 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET_MAX_CHARS else text[: SNIPPET_MAX_CHARS - 1].rstrip() + "…"
 
 
+def _candidates(
+    conn: sqlite3.Connection, table: str, expression: str, count: int
+) -> list[tuple[int, str, int, int, str, float]]:
+    # ``(id, path, start, end, text, bm25 / best_bm25)`` of the best ``count`` chunks that ``table`` matches.
+    rows = conn.execute(
+        f"SELECT c.id, c.path, c.start_line, c.end_line, c.text, t.rank FROM {table} AS t"
+        f" JOIN chunks AS c ON c.id = t.rowid WHERE {table} MATCH ? ORDER BY t.rank, c.path, c.start_line LIMIT ?",
+        (expression, count),
+    ).fetchall()
+    best = min((float(row[5]) for row in rows), default=0.0)
+    return [
+        (int(chunk_id), path, int(start), int(end), text, float(rank) / best if best < 0 else 1.0)
+        for chunk_id, path, start, end, text, rank in rows
+    ]
+
+
+def _rank_share(relative: float) -> float:
+    return RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative
+
+
+def _ranked(found: Iterable[tuple[float, str, int, int, str]], limit: int) -> list[SearchHit]:
+    hits = [
+        SearchHit(
+            path=path,
+            start_line=start,
+            end_line=end,
+            score=round(min(1.0, max(0.0, score)), _SCORE_DIGITS),
+            snippet=_snippet(text),
+        )
+        for score, path, start, end, text in found
+    ]
+    hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
+    return hits[:limit]
+
+
 def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
-    """Search an already refreshed index; see :func:`search_memory`."""
+    """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`."""
     terms = index_salient_terms(query)
     if not terms or limit <= 0:
         return []
-    rows = conn.execute(
-        "SELECT c.path, c.start_line, c.end_line, c.text, f.rank"
-        " FROM chunks_fts AS f JOIN chunks AS c ON c.id = f.rowid"
-        " WHERE chunks_fts MATCH ? ORDER BY f.rank, c.path, c.start_line LIMIT ?",
-        (fts_match_expression(terms), limit * CANDIDATE_FACTOR),
-    ).fetchall()
-    if not rows:
-        return []
-    best = min(float(row[4]) for row in rows)
-    scored: list[SearchHit] = []
-    for path, start, end, text, rank in rows:
-        relative = float(rank) / best if best < 0 else 1.0
-        score = index_term_coverage(terms, text) * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative)
-        scored.append(
-            SearchHit(
-                path=path,
-                start_line=int(start),
-                end_line=int(end),
-                score=round(min(1.0, max(0.0, score)), 4),
-                snippet=_snippet(text),
-            )
-        )
-    scored.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
-    return scored[:limit]
+    count = limit * CANDIDATE_FACTOR
+    found: dict[int, tuple[float, str, int, int, str]] = {}
+    for chunk_id, path, start, end, text, relative in _candidates(
+        conn, "chunks_fts", fts_match_expression(terms), count
+    ):
+        found[chunk_id] = (index_term_coverage(terms, text) * _rank_share(relative), path, start, end, text)
+    # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
+    # ``limit`` chunks score above it the morphological table cannot change the answer and is not asked.
+    if sum(1 for score, *_ in found.values() if round(score, _SCORE_DIGITS) > MORPH_SCORE_FACTOR) >= limit:
+        return _ranked(found.values(), limit)
+    morph_terms = morph_salient_terms(query)
+    if not morph_terms:  # stop words alone: the exact search has answered
+        return _ranked(found.values(), limit)
+    for chunk_id, path, start, end, text, relative in _candidates(
+        conn, "chunks_morph", fts_match_expression(morph_terms, prefix=False), count
+    ):
+        if chunk_id in found and found[chunk_id][0] > MORPH_SCORE_FACTOR:
+            continue
+        score = MORPH_SCORE_FACTOR * morph_term_coverage(morph_terms, text) * _rank_share(relative)
+        if chunk_id not in found or score > found[chunk_id][0]:
+            found[chunk_id] = (score, path, start, end, text)
+    return _ranked(found.values(), limit)
 
 
 def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHit]:
