@@ -80,7 +80,7 @@ def test_doctor_says_which_store_and_what_it_holds(
     assert f"recall store: OpenClaw SQLite {made.db} (user_version 18), workspace key {key}" in out
     assert "(OpenClaw's database holds rows of this workspace)" in out  # since the search wrote them
     assert "rows: short-term-recall 1, short-term-phase-signals 0, short-term-meta 1, short-term-locks 0" in out
-    assert "recall-store-both" not in out
+    assert "recall-store-choice" not in out
 
     code, out = invoke(noted, "doctor", "--json")
     store = json.loads(out)["store"]
@@ -102,7 +102,7 @@ def test_doctor_warns_when_json_and_sqlite_rows_both_exist(
     noted.recall_store.write_text('{"version": 1, "entries": {}}\n')
     code, out = invoke(noted, "doctor")
     assert code == 0, out
-    (warning,) = [line for line in out.splitlines() if "recall-store-both" in line]
+    (warning,) = [line for line in out.splitlines() if "recall-store-choice" in line]
     assert "OpenClaw 2026.9 reads only SQLite" in warning and "nothing is merged" in warning
     assert "dreaming uses the SQLite store" in warning
 
@@ -140,3 +140,12 @@ def test_a_night_on_a_refused_schema_skips_the_recall_phases_and_says_why(
     assert "Recall skipped: OpenClaw's recall store" in diary and "user_version 19" in diary
     assert "Verdicts" in diary  # the rest of the night ran
     assert file_digest(made.db) == digest and not (root / "memory" / ".dreams" / "short-term-recall.json").exists()
+
+
+def test_doctor_on_a_configured_state_dir_without_a_database(noted: Workspace, tmp_path: Path) -> None:
+    noted.config_file.write_text(f'[recall]\nopenclaw_state_dir = "{tmp_path / "missing"}"\n')
+    code, out = invoke(noted, "doctor")
+    assert code == 0, out
+    db = tmp_path / "missing" / "state" / "openclaw.sqlite"
+    assert f"recall store: OpenClaw SQLite {db} (unreadable) ([recall] openclaw_state_dir names" in out
+    assert "error: recall-store-unusable:" in out and "it does not exist" in out

@@ -137,17 +137,17 @@ def _register_recall(app: typer.Typer) -> None:
 def _store_lines(store: dict[str, Any]) -> list[str]:
     """Return the lines saying which recall store is used, why, and what it holds."""
     if store["kind"] == "sqlite":
-        lines = [
-            f"recall store: OpenClaw SQLite {store['db']} (user_version {store['user_version']}), "
-            f"workspace key {store['workspace_key']} ({store['reason']})"
-        ]
+        version = store["user_version"]
+        state = f"user_version {version}" if version is not None else "unreadable"
+        key = f", workspace key {store['workspace_key']}" if store["workspace_key"] else ""
+        lines = [f"recall store: OpenClaw SQLite {store['db']} ({state}){key} ({store['reason']})"]
         if store["rows"]:
             lines.append("  rows: " + ", ".join(f"{ns} {n}" for ns, n in store["rows"].items()))
     else:
         lines = [f"recall store: JSON {store['json_path']} ({store['reason']})"]
     if store["problem"]:
         lines.append(f"error: recall-store-unusable: {store['problem']}")
-    lines += [f"warn: recall-store-both: {w}" for w in store["warnings"]]
+    lines += [f"warn: recall-store-choice: {w}" for w in store["warnings"]]
     return lines
 
 
