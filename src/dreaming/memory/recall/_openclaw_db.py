@@ -23,7 +23,9 @@ Differences from OpenClaw, each deliberate:
   that leaves a namespace over the cap is logged; OpenClaw evicts its oldest rows on its next write.
 - A value over 1 MiB (impossible for a capped entry) is refused and logged, and the row it would replace is kept.
 - Integral floats are written as integers, as ``JSON.stringify`` writes them; a non-integral number below 1e-4 is
-  still written in Python's exponent form, which parses to the same value.
+  written in Python's form (``5e-05`` where JS writes ``0.00005``), which parses to the same value.
+- Reads open the file read-only, so closing never checkpoints into it (SQLite may still create the empty ``-wal``
+  and ``-shm`` files OpenClaw itself keeps beside it).
 """
 
 from __future__ import annotations
@@ -176,11 +178,41 @@ def _unusable(db: Path, exc: sqlite3.Error) -> RecallStoreError:
     return RecallStoreError(db, why)
 
 
+def _header_version(db: Path) -> int:
+    """Return ``user_version`` from the file header without opening the database (no sidecar is created).
+
+    Raises:
+        RecallStoreError: the file is not an SQLite database.
+    """
+    try:
+        with db.open("rb") as handle:
+            header = handle.read(100)
+    except OSError as exc:
+        raise RecallStoreError(db, f"it cannot be read: {exc.strerror}") from exc
+    if not header:
+        return 0  # an empty file is an empty database to SQLite: no schema at all
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        raise RecallStoreError(db, "it is not an SQLite database, or it is corrupt")
+    return int.from_bytes(header[60:64], "big", signed=True)
+
+
+def _refuse_version(db: Path, version: int) -> None:
+    if version != SCHEMA_VERSION:
+        raise RecallStoreError(db, f"its schema is user_version {version}; this dreaming reads only {SCHEMA_VERSION}")
+
+
 @contextlib.contextmanager
-def _connect(db: Path, *, check_version: bool = True) -> Iterator[sqlite3.Connection]:
-    """Open the existing database (never create it) with OpenClaw's busy timeout; close it on the way out."""
+def _connect(db: Path, *, write: bool, check_version: bool = True) -> Iterator[sqlite3.Connection]:
+    """Open the existing database (never create it) with OpenClaw's busy timeout; close it on the way out.
+
+    A reading connection is opened read-only, so that closing it never checkpoints into OpenClaw's file. A wrong
+    schema version is refused from the file header before anything is opened, then checked again once open (the
+    header may lag behind a write still in the WAL).
+    """
     _check_db_file(db)
-    uri = f"file:{quote(str(db))}?mode={_OPEN_MODE}"
+    if check_version:
+        _refuse_version(db, _header_version(db))
+    uri = f"file:{quote(str(db))}?mode={_OPEN_MODE if write else 'ro'}"
     try:
         conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=BUSY_TIMEOUT_MS / 1000)
     except sqlite3.Error as exc:
@@ -189,11 +221,8 @@ def _connect(db: Path, *, check_version: bool = True) -> Iterator[sqlite3.Connec
         conn.text_factory = bytes  # a TEXT value that is not UTF-8 is reported, not fatal to the whole read
         try:
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if check_version and version != SCHEMA_VERSION:
-                raise RecallStoreError(
-                    db, f"its schema is user_version {version}; this dreaming reads only {SCHEMA_VERSION}"
-                )
+            if check_version:
+                _refuse_version(db, conn.execute("PRAGMA user_version").fetchone()[0])
             yield conn
         except sqlite3.Error as exc:
             raise _unusable(db, exc) from exc
@@ -258,7 +287,7 @@ def read_namespace(store: OpenClawStore, namespace: str, meta_key: str, *, now_m
     entries: dict[str, Any] = {}
     ignored: list[str] = []
     updated_at: str | None = None
-    with _connect(store.db) as conn:
+    with _connect(store.db, write=False) as conn:
         conn.execute("BEGIN")  # one snapshot for the entries and the meta row
         try:
             rows = _wrapped_rows(conn, namespace, key, now_ms)
@@ -360,7 +389,7 @@ def write_namespace(
     Raises:
         RecallStoreError: the database cannot be used.
     """
-    with _connect(store.db) as conn, _immediate(conn):
+    with _connect(store.db, write=True) as conn, _immediate(conn):
         changed = _replace_rows(conn, store, namespace, entries, now_ms)
         meta = _wrapper(store, meta_key, {"updatedAt": updated_at})
         meta_row = entry_key(store.workspace_key, meta_key)
@@ -456,7 +485,7 @@ def _try_acquire(conn: sqlite3.Connection, store: OpenClawStore, mine: dict[str,
 
 def _release(store: OpenClawStore, mine: Mapping[str, Any]) -> None:
     """Delete the lock row only if it is still ours (same owner and acquiredAt)."""
-    with _connect(store.db) as conn, _immediate(conn):
+    with _connect(store.db, write=True) as conn, _immediate(conn):
         holder = _lock_row(conn, store, int(time.time() * 1000))
         if holder is not None and (holder.get("owner"), holder.get("acquiredAt")) == (
             mine["owner"],
@@ -483,7 +512,7 @@ def workspace_lock(store: OpenClawStore, *, wait_s: float, retry_s: float) -> It
     if start is not None:
         mine["ownerStartTime"] = start
     deadline = time.monotonic() + wait_s
-    with _connect(store.db) as conn:
+    with _connect(store.db, write=True) as conn:
         while (holder := _try_acquire(conn, store, mine)) is not None:
             if time.monotonic() >= deadline:
                 raise LockBusyError(store.lock_ref, holder)
@@ -534,18 +563,19 @@ def _has_rows(conn: sqlite3.Connection, key: str, now_ms: int) -> bool:
     return row is not None
 
 
-def find_workspace_rows(db: Path, root: str, *, now_ms: int) -> tuple[str, str] | None:
+def find_workspace_rows(db: Path, root: str, *, now_ms: int, any_version: bool) -> tuple[str, str] | None:
     """Return how OpenClaw spells the workspace at ``root`` in rows it already wrote, or None.
 
     Its own path comes first; then a meta row whose ``workspaceDir`` leads to the same real folder (OpenClaw keys by
-    the path it was given, links unresolved; dreaming's workspace root is a real path). The schema version is not
-    checked: looking is harmless, and a newer OpenClaw's rows still say the workspace is OpenClaw's.
+    the path it was given, links unresolved; dreaming's workspace root is a real path). With ``any_version`` a
+    database of another schema version is looked at too (read-only): a newer OpenClaw's rows still say the workspace
+    is OpenClaw's, and using its store is then refused and reported rather than silently replaced by the JSON file.
 
     Raises:
         RecallStoreError: the database cannot be read.
     """
     own = workspace_key(root)
-    with _connect(db, check_version=False) as conn:
+    with _connect(db, write=False, check_version=not any_version) as conn:
         if _has_rows(conn, own, now_ms):
             return root, own
         for folder, key in _meta_identities(conn, now_ms):
@@ -557,20 +587,21 @@ def find_workspace_rows(db: Path, root: str, *, now_ms: int) -> tuple[str, str] 
 def inspect_db(store: OpenClawStore, *, now_ms: int) -> DbFacts:
     """Return the schema version and this workspace's row counts, or why the database cannot be read."""
     try:
-        with _connect(store.db, check_version=False) as conn:
-            (version,) = conn.execute("PRAGMA user_version").fetchone()
+        _check_db_file(store.db)
+        version = _header_version(store.db)
+    except RecallStoreError as exc:
+        return DbFacts(user_version=None, rows={}, problem=str(exc))
+    try:
+        with _connect(store.db, write=False) as conn:  # another version is refused before anything is opened
             rows = {
                 ns: len(_wrapped_rows(conn, ns, store.workspace_key, now_ms))
                 for ns in (RECALL_NAMESPACE, PHASE_NAMESPACE, META_NAMESPACE)
             }
-            locked = conn.execute(
+            (locked,) = conn.execute(
                 "SELECT COUNT(*) FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ?",
                 (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key),
-            ).fetchone()[0]
+            ).fetchone()
             rows[LOCK_NAMESPACE] = int(locked)
     except RecallStoreError as exc:
-        return DbFacts(user_version=None, rows={}, problem=str(exc))
-    problem = None
-    if version != SCHEMA_VERSION:
-        problem = f"its schema is user_version {version}; this dreaming reads only {SCHEMA_VERSION}"
-    return DbFacts(user_version=int(version), rows=rows, problem=problem)
+        return DbFacts(user_version=version, rows={}, problem=str(exc))
+    return DbFacts(user_version=version, rows=rows, problem=None)

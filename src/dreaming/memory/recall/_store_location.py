@@ -97,7 +97,7 @@ def locate_openclaw_store(
             return None
         default = default_workspace_dir(env)
     try:
-        found = find_workspace_rows(db, root, now_ms=now_ms)
+        found = find_workspace_rows(db, root, now_ms=now_ms, any_version=not configured.strip())
     except RecallStoreError:
         found = None  # decided without its rows; the store reports the problem when it is used
     is_default = default is not None and os.path.realpath(default) == root
