@@ -17,6 +17,7 @@ from dreaming.errors import LockBusyError
 from dreaming.memory import Workspace
 from dreaming.memory.recall import RecallResult, read_store, record_short_term_recalls
 from dreaming.memory.recall import _openclaw_db as oc
+from dreaming.memory.recall import _openclaw_lock as lock
 from dreaming.memory.recall._openclaw_paths import workspace_key
 from dreaming.memory.recall._store import short_term_lock
 from tests.conftest import NOW
@@ -55,7 +56,7 @@ def test_the_lock_row_is_written_while_held_and_deleted_after(workspace: Workspa
     assert row_key == workspace_key(str(workspace.root))  # unwrapped: the bare workspace key
     pid, _, token = holder["owner"].partition(":")
     assert int(pid) == os.getpid() and len(token) == 36  # "<pid>:<uuid>"
-    assert isinstance(holder["acquiredAt"], int) and holder["ownerStartTime"] == oc.process_start_time(os.getpid())
+    assert isinstance(holder["acquiredAt"], int) and holder["ownerStartTime"] == lock.process_start_time(os.getpid())
     assert list(holder) == ["owner", "acquiredAt", "ownerStartTime"]
     assert lock_rows(install.db) == []
 
@@ -64,7 +65,9 @@ def test_a_live_holder_is_waited_for_then_reported(
     workspace: Workspace, install: OpenClawInstall, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     other = os.getppid()
-    hold(install.db, workspace, owner=f"{other}:abc", acquiredAt=now_ms(), ownerStartTime=oc.process_start_time(other))
+    hold(
+        install.db, workspace, owner=f"{other}:abc", acquiredAt=now_ms(), ownerStartTime=lock.process_start_time(other)
+    )
     before = lock_rows(install.db)
     sleeps: list[float] = []
     real_sleep = time.sleep
@@ -106,7 +109,7 @@ def test_a_stale_live_pid_is_taken_over_only_with_another_start_time(
     workspace: Workspace, install: OpenClawInstall, start_offset: int | None, taken: bool
 ) -> None:
     other = os.getppid()
-    start = oc.process_start_time(other)
+    start = lock.process_start_time(other)
     assert start is not None
     holder: dict[str, Any] = {"owner": f"{other}:x", "acquiredAt": now_ms() - 120_000}
     if start_offset is not None:

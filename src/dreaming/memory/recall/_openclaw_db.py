@@ -1,4 +1,4 @@
-"""OpenClaw 2026.9's SQLite plugin-state store, read and written as OpenClaw does, and its workspace lock row.
+"""OpenClaw 2026.9's SQLite plugin-state store, read and written as OpenClaw does (its lock row: ``_openclaw_lock``).
 
 OpenClaw keeps a workspace's recall entries, phase signals, their ``updatedAt`` and its lock as rows of
 ``plugin_state_entries`` (plugin ``memory-core``) in ``<state dir>/state/openclaw.sqlite``. A wrapped row's
@@ -35,24 +35,21 @@ import json
 import logging
 import math
 import os
-import re
 import sqlite3
 import stat
-import time
-import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from dreaming.errors import LockBusyError, OutsideWorkspaceError, RecallStoreError
+from dreaming.errors import OutsideWorkspaceError, RecallStoreError
 from dreaming.memory._decode import parse_json_bytes, why_unparsable
 from dreaming.memory.recall._openclaw_paths import entry_key, workspace_key
-from dreaming.memory.workspace import pid_alive
 
 __all__ = [
     "BUSY_TIMEOUT_MS",
+    "DELETE",
     "LOCK_NAMESPACE",
     "MAX_VALUE_BYTES",
     "META_NAMESPACE",
@@ -61,15 +58,17 @@ __all__ = [
     "PLUGIN_ID",
     "RECALL_NAMESPACE",
     "SCHEMA_VERSION",
+    "UPSERT",
     "DbFacts",
     "NamespaceRows",
     "OpenClawStore",
     "check_db_confined",
+    "connect",
+    "encode_json",
     "find_workspace_rows",
+    "immediate",
     "inspect_db",
-    "process_start_time",
     "read_namespace",
-    "workspace_lock",
     "write_namespace",
 ]
 
@@ -85,7 +84,6 @@ SCHEMA_VERSION = 18
 BUSY_TIMEOUT_MS = 5000
 MAX_VALUE_BYTES = 1_048_576
 NAMESPACE_MAX_ROWS = 50_000
-LOCK_STALE_MS = 60_000
 _WRAPPER_VERSION = 1
 _SIDECARS = ("-wal", "-shm", "-journal")
 _OPEN_MODE = "rw"
@@ -202,7 +200,7 @@ def _refuse_version(db: Path, version: int) -> None:
 
 
 @contextlib.contextmanager
-def _connect(db: Path, *, write: bool, check_version: bool = True) -> Iterator[sqlite3.Connection]:
+def connect(db: Path, *, write: bool, check_version: bool = True) -> Iterator[sqlite3.Connection]:
     """Open the existing database (never create it) with OpenClaw's busy timeout; close it on the way out.
 
     A reading connection is opened read-only, so that closing it never checkpoints into OpenClaw's file. A wrong
@@ -231,7 +229,7 @@ def _connect(db: Path, *, write: bool, check_version: bool = True) -> Iterator[s
 
 
 @contextlib.contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
+def immediate(conn: sqlite3.Connection) -> Iterator[None]:
     """Run the block in one ``BEGIN IMMEDIATE`` transaction (the write lock taken up front, as OpenClaw does)."""
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -247,12 +245,12 @@ _SELECT_WRAPPED = (
     "SELECT entry_key, value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? "
     "AND entry_key >= ? AND entry_key < ? AND (expires_at IS NULL OR expires_at > ?) ORDER BY created_at, entry_key"
 )
-_UPSERT = (
+UPSERT = (
     "INSERT INTO plugin_state_entries (plugin_id, namespace, entry_key, value_json, created_at, expires_at) "
     "VALUES (?, ?, ?, ?, ?, NULL) ON CONFLICT (plugin_id, namespace, entry_key) DO UPDATE SET "
     "value_json = excluded.value_json, created_at = excluded.created_at, expires_at = excluded.expires_at"
 )
-_DELETE = "DELETE FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ?"
+DELETE = "DELETE FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ?"
 
 
 def _wrapped_rows(conn: sqlite3.Connection, namespace: str, key: str, now_ms: int) -> list[tuple[str, bytes]]:
@@ -287,7 +285,7 @@ def read_namespace(store: OpenClawStore, namespace: str, meta_key: str, *, now_m
     entries: dict[str, Any] = {}
     ignored: list[str] = []
     updated_at: str | None = None
-    with _connect(store.db, write=False) as conn:
+    with connect(store.db, write=False) as conn:
         conn.execute("BEGIN")  # one snapshot for the entries and the meta row
         try:
             rows = _wrapped_rows(conn, namespace, key, now_ms)
@@ -321,13 +319,13 @@ def _js_numbers(value: Any) -> Any:
     return value
 
 
-def _encode(value: Any) -> str:
+def encode_json(value: Any) -> str:
     """Return ``JSON.stringify(value)``: compact, non-ASCII kept."""
     return json.dumps(_js_numbers(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _wrapper(store: OpenClawStore, logical_key: str, value: Any) -> str:
-    return _encode(
+    return encode_json(
         {
             "version": _WRAPPER_VERSION,
             "workspaceKey": store.workspace_key,
@@ -362,8 +360,8 @@ def _replace_rows(
     if not stale and all(current.get(row_key) == value_json for row_key, value_json in fresh.items()):
         return False
     # Every entry is upserted, changed or not, as OpenClaw's writeStore does (its created_at is the write's time).
-    conn.executemany(_UPSERT, [(PLUGIN_ID, namespace, k, v, now_ms) for k, v in fresh.items()])
-    conn.executemany(_DELETE, [(PLUGIN_ID, namespace, k) for k in stale])
+    conn.executemany(UPSERT, [(PLUGIN_ID, namespace, k, v, now_ms) for k, v in fresh.items()])
+    conn.executemany(DELETE, [(PLUGIN_ID, namespace, k) for k in stale])
     (count,) = conn.execute(
         "SELECT COUNT(*) FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ?", (PLUGIN_ID, namespace)
     ).fetchone()
@@ -389,7 +387,7 @@ def write_namespace(
     Raises:
         RecallStoreError: the database cannot be used.
     """
-    with _connect(store.db, write=True) as conn, _immediate(conn):
+    with connect(store.db, write=True) as conn, immediate(conn):
         changed = _replace_rows(conn, store, namespace, entries, now_ms)
         meta = _wrapper(store, meta_key, {"updatedAt": updated_at})
         meta_row = entry_key(store.workspace_key, meta_key)
@@ -399,132 +397,9 @@ def write_namespace(
             (PLUGIN_ID, META_NAMESPACE, meta_row, meta),
         ).fetchone()
         if changed or not existing:
-            conn.execute(_UPSERT, (PLUGIN_ID, META_NAMESPACE, meta_row, meta, now_ms))
+            conn.execute(UPSERT, (PLUGIN_ID, META_NAMESPACE, meta_row, meta, now_ms))
             return True
     return False
-
-
-# The lock row (OpenClaw's withMemoryWorkspaceLock).
-
-
-def process_start_time(pid: int) -> int | None:
-    """Return field 22 of ``/proc/<pid>/stat`` (start time in clock ticks since boot), or None where unreadable."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    fields = text[text.rfind(")") + 1 :].split()
-    try:
-        start = int(fields[19])
-    except (IndexError, ValueError):
-        return None
-    return start if start >= 0 else None
-
-
-def _pid_dead(pid: int) -> bool:
-    # OpenClaw's isPidDefinitelyDead: gone, or a Linux zombie with nothing left running.
-    if not pid_alive(pid):
-        return True
-    try:
-        status = Path(f"/proc/{pid}/status").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return bool(re.search(r"^State:\s+Z", status, re.M) and re.search(r"^Threads:[ \t]+1[ \t]*$", status, re.M))
-
-
-def _stealable(holder: dict[str, Any], now_ms: int) -> bool:
-    """Return whether a held lock row may be taken over: older than 60 s and its owner gone or replaced."""
-    acquired = holder.get("acquiredAt")
-    if isinstance(acquired, (int, float)) and not isinstance(acquired, bool) and now_ms - acquired <= LOCK_STALE_MS:
-        return False
-    owner = holder.get("owner")
-    match = re.match(r"^(\d+):", owner.strip()) if isinstance(owner, str) else None
-    pid = int(match.group(1)) if match else 0
-    if pid <= 0 or pid == os.getpid():
-        # This process holds its own in-process lock while it acquires, so a row of its pid is a leftover.
-        return True
-    if _pid_dead(pid):
-        return True
-    if "ownerStartTime" not in holder:
-        return False
-    current = process_start_time(pid)
-    return current is not None and current != holder["ownerStartTime"]
-
-
-def _lock_row(conn: sqlite3.Connection, store: OpenClawStore, now_ms: int) -> dict[str, Any] | None:
-    row = conn.execute(
-        "SELECT value_json FROM plugin_state_entries WHERE plugin_id = ? AND namespace = ? AND entry_key = ? "
-        "AND (expires_at IS NULL OR expires_at > ?)",
-        (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key, now_ms),
-    ).fetchone()
-    if row is None:
-        return None
-    try:
-        holder = parse_json_bytes(bytes(row[0]))
-    except ValueError as exc:
-        raise RecallStoreError(store.db, f"its lock row is {why_unparsable(exc)}") from exc
-    if not isinstance(holder, dict):
-        raise RecallStoreError(store.db, "its lock row is not an object")
-    return holder
-
-
-def _try_acquire(conn: sqlite3.Connection, store: OpenClawStore, mine: dict[str, Any]) -> str | None:
-    """Insert ``mine`` as the lock row if it is absent or stealable; return None, or the live holder's owner."""
-    with _immediate(conn):
-        now_ms = int(time.time() * 1000)
-        holder = _lock_row(conn, store, now_ms)
-        if holder is not None:
-            if not _stealable(holder, now_ms):
-                return str(holder.get("owner") or "unknown")
-            _log.warning("taking over the stale OpenClaw workspace lock of %s", holder.get("owner"))
-            conn.execute(_DELETE, (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key))
-        mine["acquiredAt"] = now_ms
-        conn.execute(_UPSERT, (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key, _encode(mine), now_ms))
-    return None
-
-
-def _release(store: OpenClawStore, mine: Mapping[str, Any]) -> None:
-    """Delete the lock row only if it is still ours (same owner and acquiredAt)."""
-    with _connect(store.db, write=True) as conn, _immediate(conn):
-        holder = _lock_row(conn, store, int(time.time() * 1000))
-        if holder is not None and (holder.get("owner"), holder.get("acquiredAt")) == (
-            mine["owner"],
-            mine["acquiredAt"],
-        ):
-            conn.execute(_DELETE, (PLUGIN_ID, LOCK_NAMESPACE, store.workspace_key))
-
-
-@contextlib.contextmanager
-def workspace_lock(store: OpenClawStore, *, wait_s: float, retry_s: float) -> Iterator[None]:
-    """Hold OpenClaw's ``short-term-locks`` row for the workspace (the caller holds the in-process lock).
-
-    Acquiring inserts ``{owner: "<pid>:<uuid>", acquiredAt, ownerStartTime}`` inside ``BEGIN IMMEDIATE`` only when no
-    row is there, retrying every ``retry_s`` up to ``wait_s``. A row older than 60 s is taken over when its owner pid
-    cannot be parsed or is dead, or is alive with another start time (a reused pid). Releasing deletes the row only
-    if it still holds this owner and ``acquiredAt``.
-
-    Raises:
-        LockBusyError: a live owner held the row for longer than ``wait_s``.
-        RecallStoreError: the database cannot be used.
-    """
-    mine: dict[str, Any] = {"owner": f"{os.getpid()}:{uuid.uuid4()}", "acquiredAt": 0}
-    start = process_start_time(os.getpid())
-    if start is not None:
-        mine["ownerStartTime"] = start
-    deadline = time.monotonic() + wait_s
-    with _connect(store.db, write=True) as conn:
-        while (holder := _try_acquire(conn, store, mine)) is not None:
-            if time.monotonic() >= deadline:
-                raise LockBusyError(store.lock_ref, holder)
-            time.sleep(retry_s)
-    try:
-        yield
-    finally:
-        try:
-            _release(store, mine)
-        except RecallStoreError as exc:
-            # The row stays until it is stale and this process is gone; the work under it is done.
-            _log.warning("could not release the OpenClaw workspace lock: %s", exc)
 
 
 # Which workspace the rows belong to, and what doctor shows.
@@ -575,7 +450,7 @@ def find_workspace_rows(db: Path, root: str, *, now_ms: int, any_version: bool) 
         RecallStoreError: the database cannot be read.
     """
     own = workspace_key(root)
-    with _connect(db, write=False, check_version=not any_version) as conn:
+    with connect(db, write=False, check_version=not any_version) as conn:
         if _has_rows(conn, own, now_ms):
             return root, own
         for folder, key in _meta_identities(conn, now_ms):
@@ -592,7 +467,7 @@ def inspect_db(store: OpenClawStore, *, now_ms: int) -> DbFacts:
     except RecallStoreError as exc:
         return DbFacts(user_version=None, rows={}, problem=str(exc))
     try:
-        with _connect(store.db, write=False) as conn:  # another version is refused before anything is opened
+        with connect(store.db, write=False) as conn:  # another version is refused before anything is opened
             rows = {
                 ns: len(_wrapped_rows(conn, ns, store.workspace_key, now_ms))
                 for ns in (RECALL_NAMESPACE, PHASE_NAMESPACE, META_NAMESPACE)

@@ -42,9 +42,9 @@ from dreaming.memory.recall._openclaw_db import (
     check_db_confined,
     inspect_db,
     read_namespace,
-    workspace_lock,
     write_namespace,
 )
+from dreaming.memory.recall._openclaw_lock import workspace_lock
 from dreaming.memory.recall._store_location import openclaw_store_of, pinned_store
 from dreaming.memory.workspace import Workspace, pid_alive
 
