@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
-
 from dreaming.memory.recall._openclaw_paths import (
     db_path,
     default_workspace_dir,
@@ -43,7 +41,7 @@ def test_symbolic_links_are_not_resolved_and_relative_paths_start_at_the_cwd(tmp
     assert node_path_resolve("ws/../other", cwd="/base") == "/base/other"
 
 
-def test_the_home_is_openclaw_home_then_home_and_undefined_counts_as_unset(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_home_is_openclaw_home_then_home_and_undefined_counts_as_unset() -> None:
     env = {"HOME": "/h/user", "OPENCLAW_HOME": " undefined "}
     assert home_dir(env) == "/h/user"
     assert home_dir({"HOME": "null", "USERPROFILE": "/h/profile"}) == "/h/profile"
