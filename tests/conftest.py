@@ -1,4 +1,4 @@
-"""Shared fixtures: a temp workspace, a fixed clock, and no network at all."""
+"""Shared fixtures: a temp workspace, a fixed clock, no network at all, and no real OpenClaw install."""
 
 from __future__ import annotations
 
@@ -33,6 +33,21 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DREAMING_MODEL", "TAVILY_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     yield
+
+
+@pytest.fixture(autouse=True)
+def _no_real_openclaw(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Point OpenClaw's home and state dir at a folder that does not exist, so no test reads or writes ~/.openclaw.
+
+    A test that wants an OpenClaw install builds one (tests/memory/recall/openclaw_state.py) and points
+    ``OPENCLAW_STATE_DIR`` at it.
+    """
+    home = tmp_path_factory.getbasetemp() / "no-home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("OPENCLAW_HOME", str(home))
+    monkeypatch.setenv("OPENCLAW_STATE_DIR", str(home / ".openclaw"))
+    for name in ("OPENCLAW_WORKSPACE_DIR", "OPENCLAW_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture

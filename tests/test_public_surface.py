@@ -35,7 +35,8 @@ SURFACES = {
     "dreaming.view": ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"],
     "dreaming.errors": [
         "BudgetError", "ConfigError", "DreamingError", "LockBusyError",
-        "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RetryableToolError", "ToolError",
+        "ModelCallError", "NotAWorkspaceError", "OutsideWorkspaceError", "RecallStoreError", "RetryableToolError",
+        "ToolError",
         "WorkspaceError",
     ],
     "dreaming.config": [
@@ -75,12 +76,11 @@ SURFACES = {
     ],
     "dreaming.memory.recall": [
         "AppliedPromotion", "AuditIssue", "AuditReport", "Candidate", "Components", "GroundedItem",
-        "PromotionSummary", "RankingResult", "RecallPhaseSummary", "RecallQuery", "RecallResult", "RecordRules",
-        "RepairReport",
-        "audit_recall_artifacts", "chunk_daily_note", "compact_memory_for_budget", "deep_sleep_recall",
-        "derive_concept_tags", "gate_reason", "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path",
-        "light_sleep_recall", "line_range_overlaps_dreaming_fence", "note_snippet", "promote_short_term_recalls",
-        "promotion_marker",
+        "PromotionSummary", "RankingResult", "RecallPhaseSummary", "RecallQuery", "RecallResult", "RecallStoreInfo",
+        "RecordRules", "RepairReport", "audit_recall_artifacts", "check_recall_store_confined", "chunk_daily_note",
+        "compact_memory_for_budget", "deep_sleep_recall", "derive_concept_tags", "describe_recall_store", "gate_reason",
+        "ingest_daily_notes", "is_contaminated_snippet", "is_short_term_path", "light_sleep_recall",
+        "line_range_overlaps_dreaming_fence", "note_snippet", "promote_short_term_recalls", "promotion_marker",
         "rank_short_term_candidates", "read_light_staged_keys", "read_store",
         "record_grounded_short_term_candidates", "record_phase_signals", "record_recall_batch",
         "record_rem_considered", "record_short_term_recalls", "rehydrate", "rem_sleep_recall",

@@ -7,7 +7,9 @@ The hierarchy::
     ├── WorkspaceError             the workspace cannot be used (missing root, not a folder)
     │   ├── LockBusyError          another run holds the consolidation lock (exit code 3)
     │   ├── NotAWorkspaceError     the folder has no MEMORY.md, memory/ or dreaming.toml (exit code 2)
-    │   └── OutsideWorkspaceError  a write would go through a symbolic link (exit code 1, nothing written)
+    │   ├── OutsideWorkspaceError  a write would go through a symbolic link (exit code 1, nothing written)
+    │   └── RecallStoreError       OpenClaw's SQLite recall store cannot be used (missing, not SQLite, another schema
+    │                              version, read-only, locked): the recall phases are skipped, exit code 1 on its own
     ├── BudgetError                an LLM call was refused by the budget
     ├── ModelCallError             a model call that went out failed: timeout, connection, HTTP status, a malformed or
     │                              oversized reply (the call's gap or node fails; the night goes on)
@@ -32,6 +34,7 @@ __all__ = [
     "ModelCallError",
     "NotAWorkspaceError",
     "OutsideWorkspaceError",
+    "RecallStoreError",
     "RetryableToolError",
     "ToolError",
     "WorkspaceError",
@@ -80,6 +83,19 @@ class OutsideWorkspaceError(WorkspaceError):
         self.path = path
         self.real = real
         super().__init__(f"refusing to write {path}: a symbolic link on its path leads to {real}")
+
+
+class RecallStoreError(WorkspaceError):
+    """OpenClaw's SQLite recall store cannot be used; nothing was written to it.
+
+    Raised for a database that is missing, not SQLite or corrupt, of another schema version, read-only or locked past
+    the busy timeout. Reads report it instead (the store reads as empty with its ``problem`` set); a night skips its
+    recall phases and says why. The file is OpenClaw's: it is never moved aside or repaired.
+    """
+
+    def __init__(self, db: Path, reason: str) -> None:
+        self.db, self.reason = db, reason
+        super().__init__(f"OpenClaw's recall store {db} cannot be used: {reason}")
 
 
 class BudgetError(DreamingError):

@@ -43,6 +43,7 @@ from dreaming.memory import (
     sweep_orphan_temps,
 )
 from dreaming.memory.gaps import list_gaps
+from dreaming.memory.recall import check_recall_store_confined
 from dreaming.tools.codebase import RipgrepSearch
 from dreaming.tools.memory_search import WorkspaceMemorySearch
 from dreaming.tools.sources import ResearchTools
@@ -213,6 +214,7 @@ async def run_night(
             again by every write); nothing is written.
     """
     check_confined(ws)
+    check_recall_store_confined(ws)  # OpenClaw's database, when the recall store is there
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
     lock = ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds if wait else 0.0)

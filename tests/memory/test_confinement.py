@@ -1,8 +1,12 @@
-"""No write leaves the workspace through a symbolic link, and no note outside it is read, indexed or recorded."""
+"""No write leaves the workspace through a symbolic link, and no note outside it is read, indexed or recorded.
+
+The one sanctioned exception is OpenClaw 2026.9's recall database (and its -wal, -shm, -journal), for a workspace
+whose recall store is there: a night writes nothing else outside the workspace.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -10,10 +14,17 @@ from typer.testing import CliRunner
 
 from dreaming.cli import app
 from dreaming.errors import OutsideWorkspaceError
-from dreaming.memory import InputReport, Workspace, append_jsonl, atomic_write_text, check_write_path
-from dreaming.memory.recall import RecallResult, ingest_daily_notes, read_store, record_short_term_recalls
+from dreaming.memory import InputReport, Workspace, append_jsonl, atomic_write_text, check_confined, check_write_path
+from dreaming.memory.recall import (
+    RecallResult,
+    check_recall_store_confined,
+    ingest_daily_notes,
+    read_store,
+    record_short_term_recalls,
+)
 from dreaming.memory.search import search_memory
 from tests._workspaces import NIGHT, build_verdict_workspace
+from tests.memory.recall.openclaw_state import entries_in, install_openclaw
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
@@ -89,3 +100,62 @@ def test_a_note_linked_from_outside_is_not_read_indexed_or_recorded(workspace: W
     hit = RecallResult("memory/2026-04-14.md", 1, 3, 0.9, "zebra quartz launch codes live here.")
     assert record_short_term_recalls(workspace, query="zebra", results=[hit], now=now) == 0
     assert all("zebra" not in str(e.get("snippet")) for e in read_store(workspace, now=now).entries.values())
+
+
+def _openclaw_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A verdict workspace with a daily note, which is OpenClaw's default workspace; return it and its database."""
+    root = build_verdict_workspace(tmp_path / "ws")
+    (root / "memory" / "2026-08-31.md").write_text("# Ops\n\nKafka retention is seven days.\n")
+    made = install_openclaw(tmp_path, monkeypatch)
+    monkeypatch.setenv("OPENCLAW_WORKSPACE_DIR", str(root))
+    return root, made.db
+
+
+def test_the_only_file_a_night_writes_outside_the_workspace_is_openclaws_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, db = _openclaw_workspace(tmp_path, monkeypatch)
+    outside = {k: v for k, v in snapshot(tmp_path).items() if not k.startswith("ws/")}
+    result = CliRunner().invoke(app, ["run", "--workspace", str(root), "--now", NIGHT])
+    assert result.exit_code == 0, result.output
+    after = {k: v for k, v in snapshot(tmp_path).items() if not k.startswith("ws/")}
+    changed = {k for k in outside.keys() | after.keys() if outside.get(k) != after.get(k)}
+    assert changed and changed <= {f"openclaw-state/state/openclaw.sqlite{s}" for s in ("", "-wal", "-shm", "-journal")}
+    assert entries_in(db, str(root), "short-term-recall")  # the night's ingestion went there
+    assert not (root / "memory" / ".dreams" / "short-term-recall.json").exists()
+
+
+def test_a_database_linked_to_a_regular_file_is_followed_as_openclaw_follows_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, db = _openclaw_workspace(tmp_path, monkeypatch)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    db.rename(elsewhere / "openclaw.sqlite")
+    db.symlink_to(elsewhere / "openclaw.sqlite")
+    check_confined(Workspace.at(root))
+    check_recall_store_confined(Workspace.at(root))
+    hit = RecallResult("memory/2026-08-31.md", 1, 3, 0.9, "Ops: Kafka retention is seven days.")
+    assert record_short_term_recalls(Workspace.at(root), query="kafka", results=[hit], now=datetime.now(UTC)) == 1
+    assert db.is_symlink() and entries_in(elsewhere / "openclaw.sqlite", str(root), "short-term-recall")
+
+
+@pytest.mark.parametrize("planted", ["database", "wal"])
+def test_a_database_or_sidecar_linked_elsewhere_fails_the_night_before_any_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, planted: str
+) -> None:
+    root, db = _openclaw_workspace(tmp_path, monkeypatch)
+    target = tmp_path / "victim"
+    target.mkdir()
+    if planted == "database":
+        db.unlink()
+        db.symlink_to(target, target_is_directory=True)  # a folder (or a device): never a database
+    else:
+        (db.parent / "openclaw.sqlite-wal").unlink(missing_ok=True)
+        (db.parent / "openclaw.sqlite-wal").symlink_to(target / "wal")
+    before = snapshot(tmp_path)
+    result = CliRunner().invoke(app, ["run", "--workspace", str(root), "--now", NIGHT])
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "refusing to write" in errors[0] and "openclaw.sqlite" in errors[0]
+    assert snapshot(tmp_path) == before

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated, Any, cast
 
 import typer
+from rich.markup import escape
 
 from dreaming.cli.options import (
     EXIT_FAILED,
@@ -24,7 +25,7 @@ from dreaming.cli.options import (
     refused_writes,
 )
 from dreaming.config import DeepConfig
-from dreaming.errors import LockBusyError, ToolError
+from dreaming.errors import LockBusyError, RecallStoreError, ToolError
 from dreaming.memory import ConsolidationLock, check_confined, readable_markdown
 from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
 from dreaming.memory.recall import (
@@ -32,7 +33,9 @@ from dreaming.memory.recall import (
     PromotionSummary,
     RankingResult,
     audit_recall_artifacts,
+    check_recall_store_confined,
     deep_sleep_recall,
+    describe_recall_store,
     gate_reason,
     note_snippet,
     promote_short_term_recalls,
@@ -124,6 +127,7 @@ def _register_recall(app: typer.Typer) -> None:
             try:
                 with refused_writes():
                     check_confined(ws)
+                    check_recall_store_confined(ws)
                     with ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds):
                         # ``openclaw memory promote --apply``: no repair, every entry ranked, the gates at apply.
                         summary = promote_short_term_recalls(ws, config, now=moment, limit=limit)
@@ -153,24 +157,58 @@ def _register_recall(app: typer.Typer) -> None:
         now: NowOption = None,
         workspace: WorkspaceOption = Path("."),
     ) -> None:
-        """Audit (and with --repair, fix) the recall store and its lock."""
+        """Say which recall store the workspace uses; audit (and with --repair, fix) it and its lock."""
         ws, _ = open_workspace(workspace)
         moment = parse_now(now)
-        payload: dict[str, Any] = {}
+        payload: dict[str, Any] = {"store": asdict(describe_recall_store(ws, now=moment))}
+        failed = None
         if repair:
             with refused_writes():
-                payload["repair"] = asdict(repair_recall_artifacts(ws, now=moment))
+                try:
+                    payload["repair"] = asdict(repair_recall_artifacts(ws, now=moment))
+                except RecallStoreError as exc:  # OpenClaw's database cannot be used: say so, and still audit
+                    failed = str(exc)
+                    payload["repair"] = {"error": failed}
         payload["audit"] = asdict(audit_recall_artifacts(ws, now=moment))
         if json_out:
             print_json(payload)
-            return
-        issues = payload["audit"]["issues"]
-        for issue in issues:
-            console.print(f"{issue['severity']}: {issue['code']}: {issue['message']}")
-        if repair:
-            console.print(f"repair: {payload['repair']}")
-        if not issues:
-            console.print(f"recall store healthy ({payload['audit']['entry_count']} entries)")
+        else:
+            _print_doctor(payload, repair=repair)
+        if failed is not None:
+            raise typer.Exit(EXIT_FAILED)
+
+
+def _store_lines(store: dict[str, Any]) -> list[str]:
+    """Return the lines saying which recall store is used, why, and what it holds."""
+    if store["kind"] == "sqlite":
+        version = store["user_version"]
+        state = f"user_version {version}" if version is not None else "unreadable"
+        key = f", workspace key {store['workspace_key']}" if store["workspace_key"] else ""
+        lines = [f"recall store: OpenClaw SQLite {store['db']} ({state}){key} ({store['reason']})"]
+        if store["rows"]:
+            lines.append("  rows: " + ", ".join(f"{ns} {n}" for ns, n in store["rows"].items()))
+    else:
+        lines = [f"recall store: JSON {store['json_path']} ({store['reason']})"]
+    if store["problem"]:
+        lines.append(f"error: recall-store-unusable: {store['problem']}")
+    lines += [f"warn: recall-store-choice: {w}" for w in store["warnings"]]
+    return lines
+
+
+def _print_doctor(payload: dict[str, Any], *, repair: bool) -> None:
+    for line in _store_lines(payload["store"]):
+        print_plain(line)
+    issues = payload["audit"]["issues"]
+    for issue in issues:
+        console.print(f"{issue['severity']}: {issue['code']}: {escape(issue['message'])}", highlight=False)
+    if repair:
+        error = payload["repair"].get("error")
+        if error:
+            err_console.print(f"[red]error:[/] {escape(error)}", highlight=False)
+        else:
+            console.print(f"repair: {payload['repair']}", highlight=False)
+    if not issues:
+        console.print(f"recall store healthy ({payload['audit']['entry_count']} entries)")
 
 
 LimitOption = Annotated[int, typer.Option("--limit", "-n", min=1, max=100, help="How many hits to show at most.")]

@@ -20,7 +20,7 @@ from rich.markdown import Markdown
 from rich.markup import escape
 
 from dreaming.config import DreamingConfig, load_config
-from dreaming.errors import ConfigError, NotAWorkspaceError, OutsideWorkspaceError
+from dreaming.errors import ConfigError, NotAWorkspaceError, OutsideWorkspaceError, RecallStoreError
 from dreaming.memory import Workspace, readable_markdown
 
 __all__ = [
@@ -114,10 +114,10 @@ def open_workspace(path: Path) -> tuple[Workspace, DreamingConfig]:
 
 @contextlib.contextmanager
 def refused_writes() -> Iterator[None]:
-    """Turn a write refused for leaving the workspace into one line on stderr and exit code 1 (no traceback)."""
+    """Turn a refused write (leaving the workspace, or OpenClaw's recall store unusable) into one line and exit 1."""
     try:
         yield
-    except OutsideWorkspaceError as exc:
+    except (OutsideWorkspaceError, RecallStoreError) as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_FAILED) from exc
 

@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from dreaming.errors import BudgetError, ModelCallError
+from dreaming.errors import BudgetError, ModelCallError, RecallStoreError
 from dreaming.graph.context import DreamContext
 from dreaming.graph.research import promote_research
 from dreaming.graph.state import DreamState, jsonable
@@ -68,23 +68,34 @@ def light(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx.progress("light", "ingesting matured signals")
     light_summary = verdicts.light_sleep_verdicts(ctx.workspace, now=ctx.now, report=report)
     ctx.progress("light", "ingesting daily notes and staging recalls")
-    staged = recall.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
-    ingest = staged.ingest
+    try:
+        staged = recall.light_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
+    except RecallStoreError as exc:
+        recall_light: dict[str, Any] = _store_problem(exc)
+    else:
+        ingest = staged.ingest
+        recall_light = {
+            "staged": len(staged.keys),
+            "files_ingested": ingest.files_ingested if ingest else 0,
+            "chunks_recorded": ingest.chunks_recorded if ingest else 0,
+            "outside_workspace": list(ingest.outside_workspace) if ingest else [],
+            "report": ctx.workspace.relative(staged.report_path),
+        }
     return {
         "done": ["light"],
         "summaries": {
             "verdicts.review": jsonable(review),
             "verdicts.light": jsonable(light_summary),
-            "recall.light": {
-                "staged": len(staged.keys),
-                "files_ingested": ingest.files_ingested if ingest else 0,
-                "chunks_recorded": ingest.chunks_recorded if ingest else 0,
-                "outside_workspace": list(ingest.outside_workspace) if ingest else [],
-                "report": ctx.workspace.relative(staged.report_path),
-            },
+            "recall.light": recall_light,
         },
         **_bad(report),
     }
+
+
+def _store_problem(exc: RecallStoreError) -> dict[str, Any]:
+    """Summarize a recall phase skipped because OpenClaw's recall store cannot be used (the night goes on)."""
+    logger.warning("recall phase skipped: %s", exc)
+    return {"problem": str(exc)}
 
 
 def rem(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
@@ -94,13 +105,15 @@ def rem(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
     ctx.progress("rem", "scoring verdict x regime buckets")
     summary = verdicts.rem_sleep_verdicts(ctx.workspace, ctx.config.verdicts, now=ctx.now, report=report)
     ctx.progress("rem", "reflecting on recalls")
-    truths = recall.rem_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    try:
+        truths = recall.rem_sleep_recall(ctx.workspace, ctx.config, now=ctx.now)
+    except RecallStoreError as exc:
+        recall_rem = _store_problem(exc)
+    else:
+        recall_rem = {"truths": len(truths.keys), "themes": list(truths.themes)}
     return {
         "done": ["rem"],
-        "summaries": {
-            "verdicts.rem": jsonable(summary),
-            "recall.rem": {"truths": len(truths.keys), "themes": list(truths.themes)},
-        },
+        "summaries": {"verdicts.rem": jsonable(summary), "recall.rem": recall_rem},
         **_bad(report),
     }
 
@@ -153,14 +166,17 @@ def deep(state: DreamState, runtime: Runtime[DreamContext]) -> dict[str, Any]:
         report=report,
     )
     ctx.progress("deep", "promoting recalls into MEMORY.md")
-    promoted = recall.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report)
+    try:
+        recall_deep = _recall_deep(recall.deep_sleep_recall(ctx.workspace, ctx.config, now=ctx.now, report=report))
+    except RecallStoreError as exc:
+        recall_deep = _store_problem(exc)
     research = promote_research(state, ctx)
     write_memory_index(ctx.workspace, now=ctx.now, report=report)
     return {
         "done": ["deep"],
         "summaries": {
             "verdicts.deep": jsonable(summary),
-            "recall.deep": _recall_deep(promoted),
+            "recall.deep": recall_deep,
             **research.get("summaries", {}),
         },
         **_bad(report),

@@ -238,6 +238,9 @@ def _recall_lines(s: Mapping[str, Any]) -> list[str]:
     light = s.get("recall.light") or {}
     rem = s.get("recall.rem") or {}
     deep = s.get("recall.deep") or {}
+    problem = light.get("problem") or rem.get("problem") or deep.get("problem")
+    if problem:  # OpenClaw's recall store could not be used: the recall phases were skipped
+        return [f"Recall skipped: {problem}"]
     if not (light.get("staged") or light.get("chunks_recorded") or deep.get("applied") or deep.get("skipped_by_gate")):
         return []
     lines = [

@@ -210,7 +210,9 @@ def check_confined(ws: Workspace) -> None:
     """Check, before a run takes its lock, that no folder or file dreaming owns leads out of the workspace.
 
     Each write checks its own path again (:func:`check_write_path`); this makes a planted link fail the run at its
-    start, before anything is written, rather than midway.
+    start, before anything is written, rather than midway. The recall store checks its own files the same way
+    (``recall.check_recall_store_confined``): among them the one file outside the workspace dreaming may write,
+    OpenClaw 2026.9's recall database.
 
     Raises:
         OutsideWorkspaceError: naming the first linked path.

@@ -1,11 +1,11 @@
 """The OpenClaw-compatible recall path: recording recalls, ranking, light/REM/deep, promotion and the doctor.
 
-Reads and writes OpenClaw's files as they are (``memory/.dreams/short-term-recall.json`` version 1,
-``phase-signals.json``, the promotion lock, MEMORY.md promotion sections), and does better where its users hurt:
-no read size cap (#92050), dreaming output never recorded or promoted (#67580), ingestion signals never reported as
-recalls (#72021). Every read is normalized and ranked exactly as OpenClaw 2026.9.6 does; with ``[recall]
-openclaw_compat = false``, retention evicts entries without real recalls first (#150635) and a duplicate recall day
-counts once.
+Reads and writes OpenClaw's state as it is (OpenClaw 2026.9's SQLite rows and lock row, or for older OpenClaw
+``memory/.dreams/short-term-recall.json`` version 1, ``phase-signals.json`` and the promotion lock; MEMORY.md
+promotion sections). Every read is normalized, ranked and applied exactly as OpenClaw 2026.9.6 does, and it does
+better where its users hurt: no read size cap (#92050), dreaming output never recorded or promoted (#67580),
+ingestion signals never reported as recalls (#72021); with ``[recall] openclaw_compat = false``, retention evicts
+entries without real recalls first (#150635) and a duplicate recall day counts once.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ from dreaming.memory.recall._record import (
     record_short_term_recalls,
     remove_grounded_short_term_candidates,
 )
-from dreaming.memory.recall._store import read_store, write_store
+from dreaming.memory.recall._store import check_recall_store_confined, read_store, write_store
+from dreaming.memory.recall._store_location import RecallStoreInfo, describe_recall_store
 
 __all__ = [
     "AppliedPromotion",
@@ -61,13 +62,16 @@ __all__ = [
     "RecallPhaseSummary",
     "RecallQuery",
     "RecallResult",
+    "RecallStoreInfo",
     "RecordRules",
     "RepairReport",
     "audit_recall_artifacts",
+    "check_recall_store_confined",
     "chunk_daily_note",
     "compact_memory_for_budget",
     "deep_sleep_recall",
     "derive_concept_tags",
+    "describe_recall_store",
     "gate_reason",
     "ingest_daily_notes",
     "is_contaminated_snippet",

@@ -40,6 +40,7 @@ from dreaming.memory.recall._store import (
     parse_iso,
     promotion_lock_path,
     read_store,
+    recall_store_exists,
     short_term_lock,
     write_store,
 )
@@ -242,7 +243,7 @@ def repair_recall_artifacts(ws: Workspace, *, now: datetime) -> RepairReport:
     if lock_is_stale(lock, now_s=now.timestamp()):
         lock.unlink(missing_ok=True)
         removed_lock = True
-    exists = ws.recall_store.exists()
+    exists = recall_store_exists(ws, now=now)  # the JSON file, or OpenClaw's rows when the store is SQLite
     with short_term_lock(ws):
         store = read_store(ws, now=now, move_unreadable=True)
         changed, invalid, overflow = repair_in_place(store)

@@ -1,13 +1,21 @@
-"""OpenClaw's ``short-term-recall.json`` (version 1) and the lock every writer of it takes.
+"""The recall store: OpenClaw 2026.9's SQLite rows or ``short-term-recall.json`` (version 1), and its lock.
 
-Entries stay plain JSON objects with OpenClaw's camelCase keys, so fields this code does not know (written by a newer
-OpenClaw) survive every rewrite. There is no size cap on reading (OpenClaw #92050 deadlocked promotion behind a 16 MiB
-read cap). The file is written one entry per line: valid JSON that OpenClaw reads as is, rendered by one C encoder
-(built once per write, not once per entry) so a 20,000-entry store is written in a fraction of a second.
+**Which store** a workspace uses is decided in :mod:`._store_location`: OpenClaw 2026.9's SQLite database when the
+workspace belongs to an OpenClaw install, else the JSON store (older OpenClaw, standalone workspaces). The choice is
+pinned while the lock is held, so one read-modify-write never reads one store and writes the other.
 
-Locking mirrors OpenClaw so both can write the same workspace: an in-process lock per store, then the file
-``memory/.dreams/short-term-promotion.lock`` created exclusively with ``<pid>:<epoch ms>``, retried every 40 ms for
-10 s, and taken over when older than 60 s and its owner is gone.
+**SQLite.** Read and written as OpenClaw does, under its ``short-term-locks`` row (see :mod:`._openclaw_db`). A
+database that cannot be used reads as an empty store with ``problem`` set, and every write or lock raises
+:class:`~dreaming.errors.RecallStoreError`; it is never moved aside.
+
+**JSON.** Entries stay plain JSON objects with OpenClaw's camelCase keys, so fields this code does not know (written
+by a newer OpenClaw) survive every rewrite. There is no size cap on reading (OpenClaw #92050 deadlocked promotion
+behind a 16 MiB read cap). The file is written one entry per line: valid JSON that OpenClaw reads as is, rendered by
+one C encoder (built once per write, not once per entry) so a 20,000-entry store is written in a fraction of a second.
+
+Locking mirrors OpenClaw so both can write the same workspace: an in-process lock per store, then OpenClaw's lock
+row, or for the JSON store the file ``memory/.dreams/short-term-promotion.lock`` created exclusively with
+``<pid>:<epoch ms>``, retried every 40 ms for 10 s, and taken over when older than 60 s and its owner is gone.
 """
 
 from __future__ import annotations
@@ -25,9 +33,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from dreaming.errors import LockBusyError
+from dreaming.errors import LockBusyError, RecallStoreError
 from dreaming.memory._decode import parse_json_bytes, why_unparsable
 from dreaming.memory.files import atomic_write_bytes, before_write, check_write_path, move_aside
+from dreaming.memory.recall._openclaw_db import (
+    META_NAMESPACE,
+    RECALL_NAMESPACE,
+    check_db_confined,
+    inspect_db,
+    read_namespace,
+    write_namespace,
+)
+from dreaming.memory.recall._openclaw_lock import workspace_lock
+from dreaming.memory.recall._store_location import openclaw_store_of, pinned_store
 from dreaming.memory.workspace import Workspace, pid_alive
 
 __all__ = [
@@ -36,11 +54,14 @@ __all__ = [
     "LOCK_WAIT_S",
     "STORE_VERSION",
     "RecallStore",
+    "check_recall_store_confined",
+    "epoch_ms",
     "format_iso",
     "lock_is_stale",
     "parse_iso",
     "promotion_lock_path",
     "read_store",
+    "recall_store_exists",
     "render_store",
     "short_term_lock",
     "write_store",
@@ -85,26 +106,81 @@ class RecallStore:
     """
 
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Entries by key, as OpenClaw's JSON objects (unknown fields kept)."""
+    """Entries by key, as OpenClaw's JSON objects (unknown fields kept), in OpenClaw's order."""
     extra: dict[str, Any] = field(default_factory=dict)
-    """Top-level fields other than ``version``, ``updatedAt`` and ``entries``."""
+    """Top-level fields other than ``version``, ``updatedAt`` and ``entries`` (JSON store only)."""
     updated_at: str | None = None
     """``updatedAt`` as read."""
     problem: str | None = None
-    """Why the file could not be used (it was then treated as empty), or None."""
+    """Why the store, or some of its rows, could not be used (what could not be read was treated as absent)."""
     raw: dict[str, Any] | None = None
-    """The document exactly as parsed, to tell whether a rewrite changes anything."""
+    """The JSON document exactly as parsed, to tell whether a rewrite changes anything (JSON store only)."""
+    unusable: RecallStoreError | None = None
+    """Set when OpenClaw's database could not be read at all: :func:`write_store` raises it rather than replace
+    what it could not see."""
+
+
+def epoch_ms(moment: datetime) -> int:
+    """Return ``moment`` in epoch milliseconds (OpenClaw's ``Date.now()`` unit)."""
+    return math.floor(moment.timestamp() * 1000)
+
+
+def recall_store_exists(ws: Workspace, *, now: datetime) -> bool:
+    """Return whether the workspace's store holds anything yet: the JSON file, or recall or meta rows."""
+    try:
+        chosen = openclaw_store_of(ws)
+    except RecallStoreError:
+        return True  # configured but unusable: it is meant to exist
+    if chosen is None:
+        return ws.recall_store.exists()
+    facts = inspect_db(chosen, now_ms=epoch_ms(now))
+    return facts.problem is not None or bool(facts.rows.get(RECALL_NAMESPACE) or facts.rows.get(META_NAMESPACE))
+
+
+def check_recall_store_confined(ws: Workspace) -> None:
+    """Refuse, before a run writes anything, a recall store whose writes would not land where they appear to.
+
+    OpenClaw's database is the one file outside the workspace dreaming writes (with its ``-wal``, ``-shm`` and
+    ``-journal``): it may be a link to a regular file, as OpenClaw allows, never to anything else. A store that
+    cannot even be chosen is not refused here: the recall phases report it and the night goes on.
+
+    Raises:
+        OutsideWorkspaceError: naming the link.
+    """
+    try:
+        chosen = openclaw_store_of(ws)
+    except RecallStoreError:
+        return
+    if chosen is None:
+        for path in (ws.recall_store, ws.phase_signals, promotion_lock_path(ws)):
+            check_write_path(path)
+    else:
+        check_db_confined(chosen.db)
 
 
 def read_store(ws: Workspace, *, now: datetime, move_unreadable: bool = False) -> RecallStore:
-    """Read the recall store; a missing, blank or unusable file reads as empty with ``problem`` set.
+    """Read the recall store, raw (not normalized); what cannot be read reads as empty with ``problem`` set.
 
     Args:
         ws: the workspace.
-        now: stamps the name of an unreadable file moved aside.
-        move_unreadable: move a file that is not JSON, or of another version, aside so a writer can start fresh
-            without destroying it.
+        now: stamps the name of an unreadable JSON file moved aside; expired SQLite rows are not read.
+        move_unreadable: move a JSON file that is not JSON, or of another version, aside so a writer can start fresh
+            without destroying it. OpenClaw's database is never moved or changed by a read.
     """
+    try:
+        chosen = openclaw_store_of(ws)
+        if chosen is None:
+            return _read_json_store(ws, now=now, move_unreadable=move_unreadable)
+        rows = read_namespace(chosen, RECALL_NAMESPACE, "recall", now_ms=epoch_ms(now))
+    except RecallStoreError as exc:
+        return RecallStore(problem=f"unusable: {exc}", unusable=exc)
+    problem = None
+    if rows.ignored:
+        problem = f"partly unreadable: {len(rows.ignored)} row(s) ignored ({'; '.join(rows.ignored[:3])})"
+    return RecallStore(entries=rows.entries, updated_at=rows.updated_at, problem=problem)
+
+
+def _read_json_store(ws: Workspace, *, now: datetime, move_unreadable: bool) -> RecallStore:
     path = ws.recall_store
     try:
         data = path.read_bytes()
@@ -197,8 +273,22 @@ def render_store(store: RecallStore, *, updated_at: str) -> bytes:
 
 
 def write_store(ws: Workspace, store: RecallStore, *, now: datetime) -> bool:
-    """Write the store atomically, stamping ``updatedAt``; return False when the bytes were already there."""
-    return atomic_write_bytes(ws.recall_store, render_store(store, updated_at=format_iso(now)))
+    """Write the whole store, stamping ``updatedAt``; return False when it was already there as is.
+
+    The JSON file is replaced atomically. In OpenClaw's database one transaction upserts every entry, deletes the
+    workspace's recall rows not in ``store`` (rows that could not be read are left alone) and stamps the meta row.
+
+    Raises:
+        RecallStoreError: OpenClaw's database cannot be used, or ``store`` was read from one that could not be read.
+    """
+    if store.unusable is not None:
+        raise store.unusable
+    chosen = openclaw_store_of(ws)
+    if chosen is None:
+        return atomic_write_bytes(ws.recall_store, render_store(store, updated_at=format_iso(now)))
+    return write_namespace(
+        chosen, RECALL_NAMESPACE, "recall", store.entries, updated_at=format_iso(now), now_ms=epoch_ms(now)
+    )
 
 
 def lock_is_stale(path: Path, *, now_s: float) -> bool:
@@ -233,20 +323,41 @@ def _create_lock_file(path: Path) -> None:
             os.unlink(tmp_name)
 
 
-def _process_lock(path: Path) -> threading.Lock:
+def _process_lock(name: str) -> threading.Lock:
     with _process_locks_guard:
-        return _process_locks.setdefault(str(path), threading.Lock())
+        return _process_locks.setdefault(name, threading.Lock())
 
 
 @contextmanager
-def short_term_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    """Hold the short-term promotion lock: in-process first, then the shared lock file.
+def short_term_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S, retry_s: float = LOCK_RETRY_S) -> Iterator[None]:
+    """Hold the short-term promotion lock: in-process first, then OpenClaw's lock row or the shared lock file.
+
+    The store chosen when the lock is taken is the one every read and write under it uses.
 
     Raises:
-        LockBusyError: the lock file was held by a live owner for longer than ``wait_s``.
+        LockBusyError: the lock was held by a live owner for longer than ``wait_s``.
+        RecallStoreError: the workspace's store is OpenClaw's database and it cannot be used.
     """
+    chosen = openclaw_store_of(ws)
+    if chosen is None:
+        with _json_lock(ws, wait_s=wait_s, retry_s=retry_s), pinned_store(ws, None):
+            yield
+        return
+    inner = _process_lock(f"{chosen.db}\n{chosen.workspace_key}")
+    if not inner.acquire(timeout=wait_s):
+        raise LockBusyError(chosen.lock_ref, "another thread of this process")
+    try:
+        with workspace_lock(chosen, wait_s=wait_s, retry_s=retry_s), pinned_store(ws, chosen):
+            yield
+    finally:
+        inner.release()
+
+
+@contextmanager
+def _json_lock(ws: Workspace, *, wait_s: float, retry_s: float) -> Iterator[None]:
+    """Hold the in-process lock, then ``memory/.dreams/short-term-promotion.lock``."""
     path = promotion_lock_path(ws)
-    inner = _process_lock(path)
+    inner = _process_lock(str(path))
     if not inner.acquire(timeout=wait_s):
         raise LockBusyError(path, "another thread of this process")
     try:
@@ -266,7 +377,7 @@ def short_term_lock(ws: Workspace, *, wait_s: float = LOCK_WAIT_S) -> Iterator[N
                     with suppress(OSError):
                         holder = path.read_text(encoding="utf-8", errors="replace").strip()
                     raise LockBusyError(path, holder or "unknown") from None
-                time.sleep(LOCK_RETRY_S)
+                time.sleep(retry_s)
                 continue
             break
         try:
