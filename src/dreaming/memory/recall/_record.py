@@ -109,7 +109,7 @@ class RecordRules:
 
     ``compat=False`` keeps a workspace's recall days sorted, so that the 16 kept are the 16 newest even when a signal
     is recorded for an earlier day than one already stored (ingestion that buckets by a note's own date wrote such
-    days: OpenClaw #67066). Organic searches de-duplicate per query and day under ``compat=False`` (that choice is the
+    days: OpenClaw #67061). Organic searches de-duplicate per query and day under ``compat=False`` (that choice is the
     caller's: :func:`dreaming.tools.search_and_record`).
     """
 
