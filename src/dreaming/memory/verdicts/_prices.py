@@ -10,7 +10,7 @@ import os
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -28,6 +28,7 @@ __all__ = [
     "PriceSeries",
     "load_prices",
     "parse_date",
+    "price_fingerprints",
 ]
 
 SMA_DAYS = 50
@@ -247,21 +248,34 @@ def _regimes(closes: list[float]) -> list[str]:
 class PriceBook:
     """The price files of a workspace, each loaded at most once, looked up by asset name."""
 
-    def __init__(self, prices_dir: Path, report: InputReport, *, label_prefix: str = "prices/") -> None:
-        """Index ``prices_dir`` (a missing folder means no prices at all)."""
-        self._report = report
+    def __init__(
+        self,
+        prices_dir: Path,
+        report: InputReport,
+        *,
+        label_prefix: str = "prices/",
+        loads: InputReport | None = None,
+        reported: Collection[str] = (),
+    ) -> None:
+        """Index ``prices_dir`` (a missing folder means no prices at all).
+
+        Unreadable file names go to ``report``; the bad rows found while loading a file go to ``loads`` (by default
+        ``report`` too), except for the assets in ``reported``: an earlier night reported those, and its report is
+        replayed by the caller (see ``_tallies``).
+        """
+        self._report = report if loads is None else loads
         self._prefix = label_prefix
+        self._reported = frozenset(reported)
         self._loaded: dict[str, PriceSeries | None] = {}
-        self._files: dict[str, Path] = {}
+        self.looked_up: list[str] = []
+        """Every asset looked up, in the order of its first lookup (the order its file's problems are reported in)."""
+        unnamed, paths = _price_files(prices_dir)
+        for name in unnamed:  # no report or state file could name it; see memory._decode
+            report.skip(printable(label_prefix + name), 0, NAME_NOT_UTF8)
+        self._files = {path.stem: path for path in paths}
         folded: dict[str, Path] = {}
-        if prices_dir.is_dir():
-            for path in sorted(prices_dir.iterdir()):
-                if has_undecodable(path.name):  # no report or state file could name it; see memory._decode
-                    report.skip(printable(label_prefix + path.name), 0, NAME_NOT_UTF8)
-                    continue
-                if path.suffix.lower() == ".csv" and path.is_file():
-                    self._files[path.stem] = path
-                    folded.setdefault(path.stem.casefold(), path)
+        for path in paths:
+            folded.setdefault(path.stem.casefold(), path)
         self._folded = folded
 
     def has_file(self, asset: str) -> bool:
@@ -275,6 +289,32 @@ class PriceBook:
         except KeyError:
             pass
         path = self._files.get(asset) or self._folded.get(asset.casefold())
-        series = None if path is None else load_prices(path, self._report, label=self._prefix + path.name)
+        report = InputReport() if asset in self._reported else self._report
+        series = None if path is None else load_prices(path, report, label=self._prefix + path.name)
         self._loaded[asset] = series
+        self.looked_up.append(asset)
         return series
+
+
+def _price_files(prices_dir: Path) -> tuple[list[str], list[Path]]:
+    """Return the names that are not UTF-8 (skipped), and the price files, in name order."""
+    unnamed: list[str] = []
+    files: list[Path] = []
+    if prices_dir.is_dir():
+        for path in sorted(prices_dir.iterdir()):
+            if has_undecodable(path.name):
+                unnamed.append(path.name)
+            elif path.suffix.lower() == ".csv" and path.is_file():
+                files.append(path)
+    return unnamed, files
+
+
+def price_fingerprints(prices_dir: Path) -> dict[str, str]:
+    """Read every price file and return a digest of its bytes by file name (``unreadable`` when it cannot be read)."""
+    out: dict[str, str] = {}
+    for path in _price_files(prices_dir)[1]:
+        try:
+            out[path.name] = hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+        except OSError:
+            out[path.name] = "unreadable"
+    return out
