@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+from array import array
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 from datetime import date, datetime
@@ -71,13 +72,14 @@ _WINDOW_ORDER = tuple(sorted(WINDOWS, key=lambda w: f"{w}d"))
 """The windows in the order json.dumps(sort_keys=True) writes their keys ("30d" before "7d")."""
 
 
-_Pair = tuple[int, str, str, str, tuple[str, ...]]
-"""A reviewable (asset, decision date): its index in the hand-off groups; the line's head up to and including the
-``macro_shock`` value (false, then true), which is ``{`` and the fields before it; its ``, "outcomes": {...}`` text;
-and its five rendered ``"key": value`` fields in key order (asset, atr_pct, base_close, decision_date, outcomes) for
-the lines that :func:`_shape_template` renders."""
+_Pair = tuple[int, str, str]
+"""A reviewable (asset, decision date): its index in the hand-off groups; the line's head up to the ``macro_shock``
+value, which is ``{`` and the fields before it; and its ``, "outcomes": {...}`` text. Kept for each of ~100k pairs,
+so nothing more: the lines that :func:`_shape_template` renders get their fields from :meth:`_PairSetup.fields`."""
+_SHOCK = ("false", "true")
 _Problem = str
 _SHAPE_LIMIT = 10_000
+_FIELDS_LIMIT = 100_000
 _RENDERED_LIMIT = 100_000
 
 
@@ -209,7 +211,7 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
             if pair is None:
                 unreviewable += 1
                 continue
-            index, calm, shocked, outcomes, fields = pair
+            index, head, outcomes = pair
             shape = shapes.get(extras)
             if shape is None:
                 shape = _shape(extras)
@@ -220,16 +222,17 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
             # and one with a single extra field that sorts between "outcomes" and "verdict" (a role, a regime) are
             # the head, the outcomes, that field and the verdict in a row. The rest go through the shape's template.
             if not extras:
-                buffer.append(f"{shocked if shock else calm}{outcomes}{_VERDICT_ENDS[code]}")
+                buffer.append(f"{head}{_SHOCK[shock]}{outcomes}{_VERDICT_ENDS[code]}")
             elif late_key:
                 value = getattr(line, extras[0]) if obj is None else obj[extras[0]]
                 value_text = rendered.get(value) if type(value) is str else None
                 if value_text is None:
                     value_text = _render(value, rendered)
-                buffer.append(f"{shocked if shock else calm}{outcomes}{late_key}{value_text}{_VERDICT_ENDS[code]}")
+                buffer.append(f"{head}{_SHOCK[shock]}{outcomes}{late_key}{value_text}{_VERDICT_ENDS[code]}")
             else:
                 values = [_render(getattr(line, k) if obj is None else obj[k], rendered) for k in extras]
-                buffer.append(template.format(*fields, "true" if shock else "false", VERDICTS[code], *values))
+                fields = pair_setup.fields(index, outcomes)
+                buffer.append(template.format(*fields, _SHOCK[shock], VERDICTS[code], *values))
             group_col.append(index)
             verdict_col.append(code)
             shock_col.append(shock)
@@ -329,6 +332,8 @@ class _PairSetup:
         self.groups: list[tuple[date, str, str | None, tuple[str | None, ...]]] = []
         self._days: dict[str, tuple[date, int, str] | _Problem] = {}
         self._assets: dict[str, tuple[PriceSeries | None, str]] = {}
+        self._bases = array("d")
+        self._fields: dict[int, tuple[str, ...]] = {}
         self.newest_past: str | None = None
         """The newest decision date seen on or before today (ISO)."""
         self.earliest_future: str | None = None
@@ -386,17 +391,27 @@ class _PairSetup:
                 change = format_number((closes[target] / base - 1) * 100)
                 changes.append(change)
                 outcomes.append(f'"{window}d": {{"change_pct": {change}}}')
-        fields = (
-            f'"asset": {asset_json}',
-            f'"atr_pct": {atr}',
-            f'"base_close": {base!r}',
-            f'"decision_date": "{iso}"',
-            f'"outcomes": {{{", ".join(outcomes)}}}',
-        )
         index = len(self.groups)
         self.groups.append((decision_day, asset, None if atr == "null" else atr, tuple(changes)))
-        head = "{" + ", ".join(fields[:4]) + ', "macro_shock": '
-        return index, head + "false", head + "true", f", {fields[4]}", fields
+        self._bases.append(base)
+        head = f'{{"asset": {asset_json}, "atr_pct": {atr}, "base_close": {base!r}, "decision_date": "{iso}", '
+        return index, head + '"macro_shock": ', f', "outcomes": {{{", ".join(outcomes)}}}'
+
+    def fields(self, index: int, outcomes: str) -> tuple[str, ...]:
+        """Return a pair's five rendered ``"key": value`` fields in key order (its ``outcomes`` text given)."""
+        fields = self._fields.get(index)
+        if fields is None:
+            day, asset, atr, _ = self.groups[index]
+            fields = (
+                f'"asset": {json.dumps(asset, ensure_ascii=False)}',
+                f'"atr_pct": {atr or "null"}',
+                f'"base_close": {self._bases[index]!r}',
+                f'"decision_date": "{day.isoformat()}"',
+                outcomes.removeprefix(", "),
+            )
+            if len(self._fields) < _FIELDS_LIMIT:
+                self._fields[index] = fields
+        return fields
 
 
 _REGIME_CODES = {name: i for i, name in enumerate(REGIMES)}
