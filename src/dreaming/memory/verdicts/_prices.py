@@ -86,13 +86,35 @@ class PriceSeries:
 
 
 def _number(text: str | None) -> float | None:
-    if text is None or not text.strip():
+    if text is None:
         return None
     try:
-        value = float(text.replace(",", ""))
+        value = float(text)  # the usual cell; float() allows the same surrounding whitespace as strip()
     except ValueError:
-        return None
+        if not text.strip():
+            return None
+        try:
+            value = float(text.replace(",", ""))
+        except ValueError:
+            return None
     return value if math.isfinite(value) else None
+
+
+_ORDINALS: dict[str, int | None] = {}
+"""Date cell -> its ordinal (None when unreadable): every price file of a workspace shares one calendar."""
+_ORDINALS_LIMIT = 100_000
+
+
+def _ordinal(text: str) -> int | None:
+    try:
+        return _ORDINALS[text]
+    except KeyError:
+        pass
+    day = parse_date(text)
+    ordinal = None if day is None else day.toordinal()
+    if len(_ORDINALS) < _ORDINALS_LIMIT:
+        _ORDINALS[text] = ordinal
+    return ordinal
 
 
 def load_prices(path: Path, report: InputReport, *, label: str | None = None) -> PriceSeries | None:
@@ -183,24 +205,25 @@ def _parse_prices(text: str, asset: str, problems: list[tuple[int, str]]) -> Pri
     d_col, c_col = columns["date"], columns["close"]
     has_hl = "high" in columns and "low" in columns
     h_col, l_col = columns.get("high", -1), columns.get("low", -1)
+    number, ordinal_of = _number, _ordinal
     for row in lines:
-        if not row or not any(cell.strip() for cell in row):
+        if not row or (not row[0].strip() and not any(cell.strip() for cell in row)):
             continue
-        line = reader.line_num
         if undecodable and any(has_undecodable(cell) for cell in row):
-            problems.append((line, NOT_UTF8))
+            problems.append((reader.line_num, NOT_UTF8))
             continue
-        day = parse_date(row[d_col]) if d_col < len(row) else None
-        if day is None:
-            problems.append((line, "unreadable date"))
+        width = len(row)
+        ordinal = ordinal_of(row[d_col]) if d_col < width else None
+        if ordinal is None:
+            problems.append((reader.line_num, "unreadable date"))
             continue
-        close = _number(row[c_col]) if c_col < len(row) else None
+        close = number(row[c_col]) if c_col < width else None
         if close is None or close <= 0:
-            problems.append((line, "close is missing, not a number or not positive"))
+            problems.append((reader.line_num, "close is missing, not a number or not positive"))
             continue
-        high = _number(row[h_col]) if has_hl and h_col < len(row) else None
-        low = _number(row[l_col]) if has_hl and l_col < len(row) else None
-        rows[day.toordinal()] = (close, high, low)  # a duplicated date keeps the last row
+        high = number(row[h_col]) if has_hl and h_col < width else None
+        low = number(row[l_col]) if has_hl and l_col < width else None
+        rows[ordinal] = (close, high, low)  # a duplicated date keeps the last row
     ordinals = sorted(rows)
     closes = [rows[o][0] for o in ordinals]
     return PriceSeries(
@@ -223,16 +246,15 @@ def _atr_pct(closes: list[float], highs: list[float | None], lows: list[float | 
         else:
             true_range.append(max(high - low, abs(high - prev), abs(low - prev)))
     out: list[float | None] = [None] * min(ATR_DAYS, len(closes))
-    for i in range(ATR_DAYS, len(closes)):
-        mean = math.fsum(true_range[i - ATR_DAYS + 1 : i + 1]) / ATR_DAYS
-        out.append(round(mean / closes[i] * 100, 4))
+    sums = window_sums(true_range[1:], ATR_DAYS)  # the window ending at row i starts at row i - ATR_DAYS + 1 >= 1
+    for i, total in enumerate(sums, start=ATR_DAYS):
+        out.append(round(total / ATR_DAYS / closes[i] * 100, 4))
     return out
 
 
 def _regimes(closes: list[float]) -> list[str]:
-    sma: list[float] = [0.0] * len(closes)
-    for i in range(SMA_DAYS - 1, len(closes)):
-        sma[i] = math.fsum(closes[i - SMA_DAYS + 1 : i + 1]) / SMA_DAYS
+    sma: list[float] = [0.0] * min(SMA_DAYS - 1, len(closes))
+    sma += [total / SMA_DAYS for total in window_sums(closes, SMA_DAYS)]
     out = ["unknown"] * min(MIN_REGIME_ROWS - 1, len(closes))
     for t0 in range(MIN_REGIME_ROWS - 1, len(closes)):
         now_sma, before = sma[t0], sma[t0 - SLOPE_LOOKBACK]
@@ -242,6 +264,27 @@ def _regimes(closes: list[float]) -> list[str]:
             out.append("downtrend")
         else:
             out.append("range_bound")
+    return out
+
+
+def window_sums(values: list[float], width: int) -> list[float]:
+    """Return ``math.fsum`` of each run of ``width`` values (ending at index ``width - 1``, ``width``, ...) in a pass.
+
+    Every finite float is an integer over a power of two, so over a common power of two the running sum is kept
+    exactly in integers; Python's int true division rounds correctly, as fsum does. An exact zero is left to fsum
+    itself (the sign of a zero sum).
+    """
+    if len(values) < width:
+        return []
+    ratios = [v.as_integer_ratio() for v in values]
+    scale = max(d for _, d in ratios).bit_length() - 1
+    ints = [n << (scale - d.bit_length() + 1) for n, d in ratios]
+    denominator = 1 << scale
+    total = sum(ints[:width])
+    out = [total / denominator if total else math.fsum(values[:width])]
+    for i in range(width, len(ints)):
+        total += ints[i] - ints[i - width]
+        out.append(total / denominator if total else math.fsum(values[i - width + 1 : i + 1]))
     return out
 
 
