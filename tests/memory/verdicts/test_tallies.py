@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from dreaming.config import VerdictsConfig
 from dreaming.memory import InputReport, Workspace
+from dreaming.memory.verdicts import _prices as price_files
 from dreaming.memory.verdicts import (
     deep_sleep_verdicts,
     light_sleep_verdicts,
@@ -29,6 +30,7 @@ from dreaming.memory.verdicts import (
     review_verdicts,
 )
 from dreaming.memory.verdicts._handoff import drop
+from dreaming.memory.verdicts._review import PRICE_SERIES_FILE
 from dreaming.memory.verdicts._tallies import tallies_path
 
 from ._helpers import snapshot, weekdays, write_prices
@@ -97,7 +99,7 @@ def _comparable(summaries: list[Any]) -> list[Any]:
 
 
 def _outputs(ws: Workspace) -> dict[str, bytes]:
-    return {k: v for k, v in snapshot(ws.root).items() if "verdict-tallies" not in k}
+    return {k: v for k, v in snapshot(ws.root).items() if "verdict-tallies" not in k and PRICE_SERIES_FILE not in k}
 
 
 class Pair:
@@ -124,7 +126,10 @@ class Pair:
         """Dream on both; check they agree; return the kept workspace's review summary."""
         config = config or VerdictsConfig()
         tallies_path(self.full).unlink(missing_ok=True)
+        (self.full.state_dir / PRICE_SERIES_FILE).unlink(missing_ok=True)  # the full night parses every price file
+        price_files._parsed.clear()  # each night is a new process: the kept one starts from the stored price series
         kept, kept_report = _night(self.kept, now, config)
+        price_files._parsed.clear()
         full, full_report = _night(self.full, now, config)
         assert full[0].recomputed in (None, "no tallies yet") or not hasattr(full[0], "recomputed")
         assert _comparable(kept) == _comparable(full)
@@ -306,3 +311,50 @@ def test_a_resumed_chain_in_a_new_process_stores_no_tallies(pair: Pair) -> None:
         rem_sleep_verdicts(ws, VerdictsConfig(), now=NOW, report=report)
     assert tallies_path(pair.kept).read_bytes() == before
     assert pair.night(NOW).recomputed is not None
+
+
+@pytest.mark.parametrize("damage", ["garbage", "short", "unordered", "version"])
+def test_a_damaged_price_series_store_is_ignored(pair: Pair, damage: str) -> None:
+    store = pair.kept.state_dir / PRICE_SERIES_FILE
+    data = json.loads(store.read_text())
+    entry = data["files"]["AAA.csv"]
+    if damage == "garbage":
+        store.write_bytes(b"{not json")
+    else:
+        if damage == "short":
+            entry["closes"].pop()
+        elif damage == "unordered":
+            entry["ordinals"][3], entry["ordinals"][4] = entry["ordinals"][4], entry["ordinals"][3]
+        else:
+            data["version"] = 99
+        store.write_text(json.dumps(data))
+    pair.append(_more())
+    assert pair.night(NOW).recomputed is None  # the prices are parsed again, with the same outcome
+    assert (
+        json.loads(store.read_text())["files"]["AAA.csv"]
+        == json.loads((pair.full.state_dir / PRICE_SERIES_FILE).read_text())["files"]["AAA.csv"]
+    )
+
+
+def test_the_stored_price_series_are_what_parsing_gives(pair: Pair) -> None:
+    for ws in pair.each():  # bad rows, kept and reported again from the store
+        with (ws.prices_dir / "BBB.csv").open("a") as handle:
+            handle.write("2024-13-01,5\n2024-07-01,-1\n")
+    pair.append(_more())
+    assert pair.night(NOW).recomputed == "price files changed: BBB.csv"
+    stored = json.loads((pair.kept.state_dir / PRICE_SERIES_FILE).read_text())
+    assert len(stored["files"]["BBB.csv"]["problems"]) == 2
+    assert sorted(stored["files"]) == ["AAA.csv", "BBB.csv", "a%s.csv", "a-s.csv"]
+    price_files._parsed.clear()
+    taken = price_files.recall_parsed_prices(
+        pair.kept.state_dir / PRICE_SERIES_FILE,
+        pair.kept.prices_dir,
+        price_files.price_fingerprints(pair.kept.prices_dir),
+    )
+    assert taken == set(stored["files"])
+    recalled = {name: price_files._parsed[str(pair.kept.prices_dir / name)] for name in taken}
+    for name, (_, series, problems) in recalled.items():
+        price_files._parsed.clear()
+        report = InputReport()
+        assert price_files.load_prices(pair.kept.prices_dir / name, report) == series
+        assert [(b.line, b.reason) for b in report.bad] == problems

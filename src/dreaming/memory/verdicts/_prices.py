@@ -10,13 +10,15 @@ import os
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+import msgspec
+
 from dreaming.memory._decode import NAME_NOT_UTF8, NOT_UTF8, has_undecodable, printable
-from dreaming.memory.files import InputReport
+from dreaming.memory.files import InputReport, atomic_write_bytes
 
 __all__ = [
     "ATR_DAYS",
@@ -26,9 +28,11 @@ __all__ = [
     "SMA_DAYS",
     "PriceBook",
     "PriceSeries",
+    "keep_parsed_prices",
     "load_prices",
     "parse_date",
     "price_fingerprints",
+    "recall_parsed_prices",
 ]
 
 SMA_DAYS = 50
@@ -169,6 +173,95 @@ def _keep_parsed(key: str, parsed: _Parsed) -> None:
         while total > _PARSED_ROWS:
             oldest = next(iter(_parsed))
             total -= rows(_parsed.pop(oldest))
+
+
+class _StoredSeries(msgspec.Struct, forbid_unknown_fields=True):
+    """A parsed price file as ``price-series.json`` keeps it (see :func:`recall_parsed_prices`)."""
+
+    digest: str
+    problems: list[tuple[int, str]]
+    refused: bool = False
+    has_high_low: bool = False
+    ordinals: list[int] = msgspec.field(default_factory=list)
+    closes: list[float] = msgspec.field(default_factory=list)
+    atr_pct: list[float | None] = msgspec.field(default_factory=list)
+    regimes: str = ""
+    """One digit a row: the index of its regime in ``REGIMES``."""
+
+
+class _StoredPrices(msgspec.Struct):
+    version: int
+    files: dict[str, _StoredSeries]
+
+
+PRICE_SERIES_VERSION = 1
+_REGIME_DIGITS = {name: str(i) for i, name in enumerate(REGIMES)}
+
+
+def recall_parsed_prices(store: Path, prices_dir: Path, digests: Mapping[str, str]) -> set[str]:
+    """Take the parsed price files kept in ``store`` whose bytes still have ``digests``; return their names.
+
+    A night that reads prices parses every price file it looks up (about 4 us a row); the series and bad rows parsed
+    from the same bytes are the same, so a night keeps them (:func:`keep_parsed_prices`) and the next one starts from
+    them. A store that cannot be read, of another version, or whose entry does not hold together is ignored: it is a
+    cache, rewritten by the next night that parses.
+    """
+    try:
+        stored = msgspec.json.decode(store.read_bytes(), type=_StoredPrices)
+    except (OSError, msgspec.DecodeError):
+        return set()
+    if stored.version != PRICE_SERIES_VERSION:
+        return set()
+    taken: set[str] = set()
+    for name, entry in stored.files.items():
+        rows = len(entry.ordinals)
+        if digests.get(name) != entry.digest or (
+            not entry.refused
+            and (
+                {len(entry.closes), len(entry.atr_pct), len(entry.regimes)} != {rows}
+                or any(a >= b for a, b in zip(entry.ordinals, entry.ordinals[1:], strict=False))
+                or not set(entry.regimes) <= set(_REGIME_DIGITS.values())
+            )
+        ):
+            continue
+        path = prices_dir / name
+        series = None
+        if not entry.refused:
+            series = PriceSeries(
+                asset=path.stem,
+                ordinals=entry.ordinals,
+                closes=entry.closes,
+                atr_pct=entry.atr_pct,
+                regimes=[REGIMES[int(d)] for d in entry.regimes],
+                has_high_low=entry.has_high_low,
+            )
+        _keep_parsed(os.fspath(path), (bytes.fromhex(entry.digest), series, list(entry.problems)))
+        taken.add(name)
+    return taken
+
+
+def keep_parsed_prices(store: Path, prices_dir: Path, digests: Mapping[str, str], recalled: set[str]) -> None:
+    """Write the price files of ``prices_dir`` parsed in this process to ``store``, unless it holds them already."""
+    with _parsed_lock:
+        held = {name: _parsed.get(os.fspath(prices_dir / name)) for name in digests}
+    files = {name: item for name, item in held.items() if item is not None and item[0].hex() == digests[name]}
+    if not files or files.keys() <= recalled:
+        return
+    out: dict[str, _StoredSeries] = {}
+    for name, (digest, series, problems) in sorted(files.items()):
+        if series is None:
+            out[name] = _StoredSeries(digest=digest.hex(), problems=problems, refused=True)
+        else:
+            out[name] = _StoredSeries(
+                digest=digest.hex(),
+                problems=problems,
+                has_high_low=series.has_high_low,
+                ordinals=series.ordinals,
+                closes=series.closes,
+                atr_pct=series.atr_pct,
+                regimes="".join(_REGIME_DIGITS[r] for r in series.regimes),
+            )
+    atomic_write_bytes(store, msgspec.json.encode(_StoredPrices(version=PRICE_SERIES_VERSION, files=out)) + b"\n")
 
 
 def _rows(

@@ -15,7 +15,14 @@ import msgspec
 
 from dreaming.memory.files import InputReport
 from dreaming.memory.verdicts._handoff import ReviewedLines, hand_off, no_lines
-from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries, price_fingerprints
+from dreaming.memory.verdicts._prices import (
+    REGIMES,
+    PriceBook,
+    PriceSeries,
+    keep_parsed_prices,
+    price_fingerprints,
+    recall_parsed_prices,
+)
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line, future_day
 from dreaming.memory.verdicts._stream import (
     _CHUNK_LINES,
@@ -127,6 +134,9 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
         ws.verdicts, skips, label, start=watermark.offset, end=size, first_number=watermark.lines + 1, digest=digest
     )
     reader.whole_lines = watermark.whole_lines
+    # Price files parsed by an earlier night, from the same bytes; only worth reading when there are lines to review.
+    store = ws.state_dir / PRICE_SERIES_FILE
+    recalled = recall_parsed_prices(store, ws.prices_dir, prices) if size > watermark.offset else set()
     unreviewable = future = 0
     missing: set[str] = set()
     # Hot-loop caches, each keyed by raw values seen on the lines (a million lines repeat a few thousand values):
@@ -244,6 +254,8 @@ def _review_verdicts(ws: Workspace, *, now: datetime, report: InputReport) -> Re
                 buffer.clear()
         out.write_lines(buffer)
     reviewed = len(group_col)
+    if book.looked_up:
+        keep_parsed_prices(store, ws.prices_dir, prices, recalled)
     first_line = base.review.reviewed + 1 if base else 1
     lines.numbers.extend(range(first_line, first_line + reviewed))
     tonight = ReviewTally(
@@ -316,6 +328,8 @@ def _read_prefix(ws: Workspace, watermark: Watermark, size: int, digest: Any) ->
 
 
 _PREFIX_CHUNK = 1 << 20
+PRICE_SERIES_FILE = "price-series.json"
+"""In ``memory/.dreams``: the price files as the last night that parsed them left them (a cache, by digest)."""
 
 
 class _PairSetup:
