@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,7 +33,7 @@ from dreaming.memory.search._chunks import chunk_markdown
 from dreaming.memory.verdicts._light import read_reviewed_lines
 from dreaming.memory.verdicts._prices import load_prices
 from dreaming.memory.verdicts._rem import read_signal_lines
-from dreaming.memory.verdicts._stream import read_objects
+from dreaming.memory.verdicts._stream import VerdictLine, VerdictLines, read_objects
 
 NOW = datetime(2026, 9, 1, 3, tzinfo=UTC)
 TODAY = NOW.date()
@@ -158,8 +159,18 @@ ROWS = [{"decision_date": f"2026-03-{day:02d}", "asset": "NDQ", "verdict": "BUY"
 VALID_JSONL = "".join(json.dumps(r) + "\n" for r in ROWS).encode()
 
 
+def _typed(path: Path, report: InputReport) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The review's typed reader, each line as the dict json reads from it."""
+    for number, line in VerdictLines(path, report, "x.jsonl", end=path.stat().st_size):
+        yield number, _as_dict(line) if isinstance(line, VerdictLine) else line
+
+
+def _as_dict(line: VerdictLine) -> dict[str, Any]:
+    return {k: v for k in line.__struct_fields__ if (v := getattr(line, k)) is not msgspec.UNSET}
+
+
 def _readers(path: Path) -> list[Callable[[InputReport], Iterator[tuple[int, dict[str, Any]]]]]:
-    return [lambda r: iter_jsonl(path, r), lambda r: read_objects(path, r, "x.jsonl")]
+    return [lambda r: iter_jsonl(path, r), lambda r: read_objects(path, r, "x.jsonl"), lambda r: _typed(path, r)]
 
 
 @FUZZ
@@ -208,6 +219,35 @@ VERDICT_FIELDS = st.fixed_dictionaries(
         "shock": JSON_VALUES,
     },
 )
+
+
+@FUZZ
+@given(st.lists(VERDICT_FIELDS, max_size=8), st.lists(st.sampled_from(NASTY), max_size=2), st.randoms())
+def test_the_typed_verdict_reader_reads_and_reports_exactly_as_json_does(
+    rows: list[dict[str, Any]], nasty: list[bytes], rnd: Any
+) -> None:
+    lines = [json.dumps(r, allow_nan=True).encode() for r in rows] + [
+        b'{"decision_date": "2026-03-02", "asset": "N' + n + b'", "verdict": "BUY", "role": "x"}' for n in nasty
+    ]
+    rnd.shuffle(lines)
+    data = b"\n".join(lines) + rnd.choice([b"", b"\n"])
+    with workspace() as ws:
+        path = ws.state_dir / "x.jsonl"
+        path.write_bytes(data)
+        plain, typed = InputReport(), InputReport()
+        expected = list(read_objects(path, plain, "x.jsonl"))
+        # Read in two parts, the way an incremental night does: the second starts where a line starts.
+        cut = data.find(b"\n", len(data) // 2) + 1 or len(data)
+        first = VerdictLines(path, typed, "x.jsonl", end=cut)
+        got = [(n, _as_dict(x) if isinstance(x, VerdictLine) else x) for n, x in first]
+        rest = VerdictLines(path, typed, "x.jsonl", start=cut, end=len(data), first_number=first.numbered + 1)
+        got += [(n, _as_dict(x) if isinstance(x, VerdictLine) else x) for n, x in rest]
+        for _, obj in got + expected:  # the review reads an absent macro_shock as false, as a typed line holds it
+            obj.setdefault("macro_shock", False)
+        assert got == expected
+        types = [[(k, type(v)) for k, v in sorted(obj.items())] for _, obj in got]  # 1 and True are equal
+        assert types == [[(k, type(v)) for k, v in sorted(obj.items())] for _, obj in expected]
+        assert typed == plain
 
 
 @FUZZ

@@ -106,7 +106,10 @@ def test_killed_run_leaves_valid_files_and_next_run_matches_uninterrupted(tmp_pa
             json.loads(line)
     code, output = _run(ws)
     assert code == 0, output
-    assert snapshot(ws) == snapshot(reference)
+    # The verdict tallies only speed up the next night: a chain resumed in a new process stores none (its next night
+    # recomputes), and they name inodes and mtimes, which differ between two workspaces anyway.
+    tallies = ("memory/.dreams/verdict-tallies.json",)
+    assert snapshot(ws, exclude=tallies) == snapshot(reference, exclude=tallies)
     assert "resumed" in (ws / "memory" / ".dreams" / "events.jsonl").read_text()
 
 

@@ -24,13 +24,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 RUN_ID = re.compile(r"\d{8}T\d{6}Z-run-[0-9a-f]{6}")
 # What differs between two uninterrupted nights too: wall time spent, the notes' modification times (the workspaces
-# are built at different moments), and the search index (a cache rebuilt from the notes).
+# are built at different moments), the search index (a cache rebuilt from the notes), and the verdict tallies (a
+# cache of the verdict chain that names its outputs' inodes and mtimes; tests/memory/verdicts/test_tallies.py checks
+# that a night continuing them writes what a full recomputation writes).
 MEASURED = re.compile(r'"(duration_s|mtimeMs)": [0-9.]+')
 VOLATILE = (
     "memory/.dreams/events.jsonl",
     "memory/.dreams/checkpoints.sqlite",
     "memory/.dreams/dreaming-budget.json",
     "memory/.dreams/search-index.sqlite",
+    "memory/.dreams/verdict-tallies.json",
 )
 
 

@@ -93,7 +93,9 @@ def test_every_step_gives_the_same_bytes_without_the_handoff(tmp_path: Path, lat
     shutil.copytree(with_handoff.root, tmp_path / "b")
     fresh = Workspace.at(tmp_path / "b")
     assert _cycle(with_handoff, later, lambda: None) == _cycle(fresh, later, drop)
-    assert snapshot(with_handoff.root) == snapshot(fresh.root)
+    # Only a chain that ran in one process stores its tallies (see _tallies); every other file is the same.
+    assert snapshot(with_handoff.root).keys() - snapshot(fresh.root).keys() == {"memory/.dreams/verdict-tallies.json"}
+    assert {k: v for k, v in snapshot(with_handoff.root).items() if "tallies" not in k} == snapshot(fresh.root)
 
 
 def test_handoff_checked_against_the_file_and_read_once(tmp_path: Path, now: datetime) -> None:

@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import math
 import os
 import random
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dreaming.memory import InputReport, Workspace
-from dreaming.memory.verdicts import PriceBook, load_prices, parse_date
+from dreaming.memory.verdicts import ATR_DAYS, SMA_DAYS, PriceBook, load_prices, parse_date
+from dreaming.memory.verdicts._prices import window_sums
 
 from ._helpers import weekdays, write_prices
 
@@ -134,3 +138,13 @@ def test_a_file_parsed_before_is_reused_with_its_bad_rows_and_an_edit_in_place_i
     third = InputReport()
     edited = load_prices(path, third)
     assert edited is not None and edited.closes == [1.0, 2.0, 3.0] and third.count == 0
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(
+    st.lists(st.floats(allow_nan=False, allow_infinity=False, min_value=-1e300, max_value=1e300), max_size=80),
+    st.sampled_from([1, 2, ATR_DAYS, SMA_DAYS]),
+)
+def test_window_sums_are_fsum_of_each_window_to_the_last_bit(values: list[float], width: int) -> None:
+    expected = [math.fsum(values[i - width + 1 : i + 1]) for i in range(width - 1, len(values))]
+    assert [x.hex() for x in window_sums(values, width)] == [x.hex() for x in expected]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dreaming.memory.files import InputReport
+from dreaming.memory.verdicts._tallies import Carry
 
 __all__ = ["ReviewedLines", "SignalLines", "drop", "drop_future", "hand_off", "no_lines", "take_over"]
 
@@ -49,6 +50,8 @@ class ReviewedLines:
     """Per line: the index in ``REGIMES`` of the line's own ``regime`` field (``unknown`` when absent or invalid)."""
     numbers: array[int]
     """Per line: its line number in the file (for reports)."""
+    carry: Carry | None = None
+    """Tonight's progress towards the stored tallies, when these lines continue them or start them anew."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ class SignalLines:
     """Per line: the index of its regime in ``REGIMES``."""
     numbers: array[int]
     """Per line: its line number in the file (for reports)."""
+    carry: Carry | None = None
+    """Tonight's progress towards the stored tallies, when these lines continue them or start them anew."""
 
 
 def no_lines(kind: type[_T], groups: list[Any] | None = None) -> _T:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from itertools import chain, compress
 from operator import add, getitem
@@ -24,12 +24,14 @@ from dreaming.memory.verdicts._handoff import (
 from dreaming.memory.verdicts._prices import REGIMES, PriceBook, PriceSeries
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import (
+    AppendingLineWriter,
     AtomicLineWriter,
     bulk_objects,
     format_number,
     is_number,
     read_objects,
 )
+from dreaming.memory.verdicts._tallies import LightTally, Reported, file_stamp
 from dreaming.memory.workspace import Workspace
 
 __all__ = ["LightSummary", "light_sleep_verdicts"]
@@ -52,7 +54,7 @@ class LightSummary:
     atr_filled: int = 0
     """Samples whose missing ``atr_pct`` was computed from ``prices/``."""
     changed: bool = False
-    """Whether verdict-signals.jsonl was rewritten."""
+    """Whether verdict-signals.jsonl was rewritten (or lines appended to it)."""
 
 
 def _outcome(value: Any) -> float | str | None:
@@ -88,9 +90,18 @@ def _light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) 
     label = ws.relative(source)
     today = now.date()
     first_count = report.count
-    price_report = InputReport()
-    book = PriceBook(ws.prices_dir, price_report, label_prefix=ws.relative(ws.prices_dir) + "/")
     held = take_over(source, ReviewedLines)
+    carry = None if held is None else held.carry
+    base = None if carry is None or carry.base is None else carry.base.light
+    names = InputReport(keep=report.keep)  # price file names that are not UTF-8, reported every night
+    price_rows = InputReport(keep=report.keep)  # bad rows of the price files looked up for the first time
+    book = PriceBook(
+        ws.prices_dir,
+        names,
+        label_prefix=ws.relative(ws.prices_dir) + "/",
+        loads=price_rows,
+        reported=base.looked_up if base else (),
+    )
     lines = (
         read_reviewed_lines(source, report, label, today) if held is None else drop_future(held, today, report, label)
     )
@@ -101,7 +112,9 @@ def _light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) 
     # columns are turned into text with map/zip/compress over the per-group tables, span by span, because a Python
     # step per line (a loop, an f-string, four appends) is what a million lines cannot afford.
     texts, written, flags = plan.texts, plan.written, plan.flags
-    with AtomicLineWriter(ws.verdict_signals) as out:
+    # Lines that continue stored tallies are appended to the signals of the earlier nights.
+    writer = AppendingLineWriter(ws.verdict_signals) if base else AtomicLineWriter(ws.verdict_signals)
+    with writer as out:
         for start in range(0, len(lines.group), _SPAN_LINES):
             end = start + _SPAN_LINES
             group, verdict = lines.group[start:end], lines.verdict[start:end]
@@ -129,17 +142,30 @@ def _light_sleep_verdicts(ws: Workspace, *, now: datetime, report: InputReport) 
             filled += line_flags.translate(_ATR_FILLED).count(1)
             from_prices += line_flags.translate(_REGIME_FROM_PRICES).count(1)
     ingested = len(signals.group)
-    signals.numbers.extend(range(1, ingested + 1))
-    hand_off(ws.verdict_signals, signals)
+    first_number = base.ingested + 1 if base else 1
+    signals.numbers.extend(range(first_number, first_number + ingested))
     skipped = report.count - first_count
-    report.merge(price_report)
-    return LightSummary(
+    tonight = LightTally(
         ingested=ingested,
         immature=len(lines.group) - ingested,
-        skipped=skipped,
         regime_from_prices=from_prices,
         atr_filled=filled,
-        changed=out.changed,
+        looked_up=tuple(book.looked_up),
+        price_rows=Reported.of(price_rows),
+    )
+    tally = base.then(tonight, report.keep) if base else tonight
+    report.merge(names)
+    tally.price_rows.replay(report, today)
+    if carry is not None and not skipped:  # lines skipped here would be missing from the tallies: none are stored
+        signals = replace(signals, carry=replace(carry, light=tally, signals_file=file_stamp(ws.verdict_signals)))
+    hand_off(ws.verdict_signals, signals)
+    return LightSummary(
+        ingested=tally.ingested,
+        immature=tally.immature,
+        skipped=skipped,
+        regime_from_prices=tally.regime_from_prices,
+        atr_filled=tally.atr_filled,
+        changed=writer.changed,
     )
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any
 
 from dreaming.memory.verdicts._prices import parse_date
 
-__all__ = ["VERDICTS", "WINDOWS", "VerdictKey", "check_verdict_line"]
+__all__ = ["VERDICTS", "WINDOWS", "VerdictKey", "check_verdict_line", "future_day", "future_message"]
 
 VERDICTS = ("BUY", "ACCUMULATE", "HOLD", "TRIM", "SELL")
 WINDOWS = (7, 30)
@@ -39,7 +40,7 @@ def check_verdict_line(obj: dict[str, Any], today: date) -> VerdictKey | str:
     if day is None:
         return f"unreadable decision_date {raw_date!r}"
     if day > today:
-        return f"decision_date {day.isoformat()} is after now ({today.isoformat()})"
+        return future_message(day, today)
     asset = obj.get("asset")
     if type(asset) is not str or not asset.strip():
         return "missing field 'asset'" if asset is None else "'asset' is not a non-empty string"
@@ -60,3 +61,17 @@ def check_verdict_line(obj: dict[str, Any], today: date) -> VerdictKey | str:
     if type(shock) is not bool:
         return "'macro_shock' is not true or false"
     return (day, asset, verdict, shock)
+
+
+_FUTURE = re.compile(r"decision_date (\d{4}-\d{2}-\d{2}) is after now \(\d{4}-\d{2}-\d{2}\)")
+
+
+def future_message(day: date, today: date) -> str:
+    """Return why a verdict dated ``day`` is refused on ``today``: it is dated after now."""
+    return f"decision_date {day.isoformat()} is after now ({today.isoformat()})"
+
+
+def future_day(reason: str) -> str | None:
+    """Return the decision date (ISO) of a :func:`future_message`, or None for any other reason."""
+    found = _FUTURE.fullmatch(reason)
+    return None if found is None else found.group(1)

@@ -16,9 +16,10 @@ from dreaming.config import VerdictsConfig
 from dreaming.memory.files import InputReport, atomic_write_json
 from dreaming.memory.verdicts._candidates import VerdictCandidate, candidate_slug, passes_gate
 from dreaming.memory.verdicts._handoff import SignalLines, drop_future, no_lines, take_over
-from dreaming.memory.verdicts._prices import REGIMES
+from dreaming.memory.verdicts._prices import REGIMES, price_fingerprints
 from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
 from dreaming.memory.verdicts._stream import bulk_objects, is_number, read_objects
+from dreaming.memory.verdicts._tallies import BucketTally, RemTally, save_tallies
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -95,17 +96,6 @@ class RemSummary:
     """Whether candidates.json was rewritten."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Bucket:
-    n: int
-    hits: int
-    missed: int
-    avoided: int
-    wrong: int
-    total: float
-    last_seen: date
-
-
 _VR = len(VERDICTS) * len(REGIMES)
 """(verdict, regime) combinations per asset."""
 
@@ -132,42 +122,53 @@ def _rem_sleep_verdicts(ws: Workspace, config: VerdictsConfig, *, now: datetime,
         lines = read_signal_lines(ws.verdict_signals, report, label, today)
     else:
         lines = drop_future(held, today, report, label)
-    buckets, exempted, unknown, unclassifiable = _tally(lines)
-    samples = len(lines.group)
-    candidates = sorted((_candidate(key, bucket, config) for key, bucket in buckets), key=lambda c: (-c.score, c.id))
+    carry = lines.carry if lines is held else None  # lines dropped here would be missing from the tallies
+    base = carry.base.rem if carry is not None and carry.base is not None else RemTally()
+    tonight = _tally(lines, base.buckets)
+    tally = RemTally(
+        samples=base.samples + len(lines.group),
+        exempted=base.exempted + tonight.exempted,
+        unknown_regime=base.unknown_regime + tonight.unknown_regime,
+        unclassifiable=base.unclassifiable + tonight.unclassifiable,
+        buckets=tonight.buckets,
+    )
+    candidates = sorted((_candidate(b, config) for b in tally.buckets), key=lambda c: (-c.score, c.id))
     payload = {
         "version": 1,
         "generated_at": now.isoformat(),
         "samples": {
-            "ingested": samples,
-            "exempted": exempted,
-            "unknown_regime": unknown,
-            "unclassifiable": unclassifiable,
+            "ingested": tally.samples,
+            "exempted": tally.exempted,
+            "unknown_regime": tally.unknown_regime,
+            "unclassifiable": tally.unclassifiable,
         },
         "candidates": [c.to_json() for c in candidates],
     }
     skipped = report.count - first_count
     changed = atomic_write_json(ws.candidates, payload)
+    if carry is not None:  # last: the tallies describe the outputs written before them
+        save_tallies(ws, carry, tally, now=now, prices=price_fingerprints(ws.prices_dir))
     return RemSummary(
         candidates=tuple(candidates),
-        samples=samples,
-        exempted=exempted,
-        unknown_regime=unknown,
-        unclassifiable=unclassifiable,
+        samples=tally.samples,
+        exempted=tally.exempted,
+        unknown_regime=tally.unknown_regime,
+        unclassifiable=tally.unclassifiable,
         skipped=skipped,
         changed=changed,
     )
 
 
-def _tally(lines: SignalLines) -> tuple[list[tuple[tuple[str, str, str, str], _Bucket]], int, int, int]:
-    """Aggregate the lines into buckets; return them (in the order of their first sample) and the counts left out.
+def _tally(lines: SignalLines, base: tuple[BucketTally, ...] = ()) -> RemTally:
+    """Aggregate the lines into buckets, continuing ``base``; return them and the counts of these lines left out.
 
-    The counts returned are: exempted (macro_shock), unknown regime, and HOLD sample-windows with no atr_pct.
+    The buckets come in the order of their first sample: those of ``base`` (earlier lines), then the new ones. The
+    counts returned are these lines': exempted (macro_shock), unknown regime, and HOLD sample-windows with no atr_pct.
 
     Lines are sorted into families (asset, verdict, regime) in one pass; each family's lines are then counted per
     window with C-level tools (``map``, ``Counter``, ``functools.reduce``) over per-group tables, because a Python
-    step per line and window is what a million lines cannot afford. The sums are added in line order, as a plain
-    loop would: that order decides the last bits of avg_change_pct.
+    step per line and window is what a million lines cannot afford. The sums are added in line order, continuing the
+    stored sum, as a plain loop over every night's lines would: that order decides the last bits of avg_change_pct.
     """
     groups = lines.groups
     unknown_code, n_regimes, n_windows = REGIMES.index("unknown"), len(REGIMES), len(WINDOWS)
@@ -184,12 +185,14 @@ def _tally(lines: SignalLines) -> tuple[list[tuple[tuple[str, str, str, str], _B
             family_lines[bases[g] + v * n_regimes + r].append(i)
     # Per group: the change in each window (None when not matured), the class of its sample in each window under
     # each verdict (made on first use), and the decision day's ordinal.
-    changes = list(zip(*(group[3] for group in groups), strict=True))
+    changes = list(zip(*(group[3] for group in groups), strict=True)) or [() for _ in WINDOWS]
     atrs = [group[2] for group in groups]
     classes: dict[int, list[int]] = {}
     days = [group[0].toordinal() for group in groups]
     names = list(assets)
-    found: list[tuple[int, int, tuple[str, str, str, str], _Bucket]] = []
+    stored = list(base)
+    where = {(b.asset, b.verdict, b.regime, b.window): i for i, b in enumerate(base)}
+    found: list[tuple[int, int, BucketTally]] = []
     unclassifiable = 0
     for family, indices in enumerate(family_lines):
         if not indices:
@@ -207,23 +210,54 @@ def _tally(lines: SignalLines) -> tuple[list[tuple[tuple[str, str, str, str], _B
             n = count[_HIT] + count[_MISSED_UP] + count[_AVOIDED_DOWN] + count[_WRONG_WAY]
             if not n:
                 continue
-            first = next(at for at, c in enumerate(line_classes) if c >= 0)
-            classified = list(map((0).__le__, line_classes))
-            total = functools.reduce(operator.add, compress(map(changes[w].__getitem__, line_groups), classified), 0.0)
-            last = max(compress(map(days.__getitem__, line_groups), classified))
             key = (names[asset], VERDICTS[v], REGIMES[r], window)
-            bucket = _Bucket(
-                n=n,
-                hits=count[_HIT],
-                missed=count[_MISSED_UP],
-                avoided=count[_AVOIDED_DOWN],
-                wrong=count[_WRONG_WAY],
-                total=total,
-                last_seen=date.fromordinal(last),
+            at = where.get(key)
+            before = _EMPTY if at is None else stored[at]
+            classified = list(map((0).__le__, line_classes))
+            total = functools.reduce(
+                operator.add, compress(map(changes[w].__getitem__, line_groups), classified), before.total_change_pct
             )
-            found.append((indices[first], w, key, bucket))
+            last = max(compress(map(days.__getitem__, line_groups), classified))
+            bucket = BucketTally(
+                asset=key[0],
+                verdict=key[1],
+                regime=key[2],
+                window=window,
+                n=before.n + n,
+                hits=before.hits + count[_HIT],
+                missed_up=before.missed_up + count[_MISSED_UP],
+                avoided_down=before.avoided_down + count[_AVOIDED_DOWN],
+                wrong_way=before.wrong_way + count[_WRONG_WAY],
+                total_change_pct=total,
+                last_seen=max(date.fromordinal(last).isoformat(), before.last_seen),
+            )
+            if at is None:
+                first = next(at for at, c in enumerate(line_classes) if c >= 0)
+                found.append((indices[first], w, bucket))
+            else:
+                stored[at] = bucket
     found.sort(key=lambda item: (item[0], item[1]))  # the order a plain loop over the lines would create them in
-    return [(key, bucket) for _, _, key, bucket in found], exempted, unknown, unclassifiable
+    return RemTally(
+        exempted=exempted,
+        unknown_regime=unknown,
+        unclassifiable=unclassifiable,
+        buckets=(*stored, *(bucket for _, _, bucket in found)),
+    )
+
+
+_EMPTY = BucketTally(
+    asset="",
+    verdict="",
+    regime="",
+    window="",
+    n=0,
+    hits=0,
+    missed_up=0,
+    avoided_down=0,
+    wrong_way=0,
+    total_change_pct=0.0,
+    last_seen="",
+)
 
 
 def _classes(verdict: str, window: int, changes: tuple[float | None, ...], atrs: list[float | None]) -> list[int]:
@@ -245,29 +279,28 @@ def _classes(verdict: str, window: int, changes: tuple[float | None, ...], atrs:
     return out
 
 
-def _candidate(key: tuple[str, str, str, str], b: _Bucket, config: VerdictsConfig) -> VerdictCandidate:
-    asset, verdict, regime, window = key
-    hold = verdict == "HOLD"
-    adverse = b.missed if hold else b.wrong
+def _candidate(b: BucketTally, config: VerdictsConfig) -> VerdictCandidate:
+    hold = b.verdict == "HOLD"
+    adverse = b.missed_up if hold else b.wrong_way
     kind = "caution" if adverse > b.hits else "reliable"
     score = score_bucket(kind=kind, hits=b.hits, adverse=adverse, n=b.n)
     return VerdictCandidate(
-        id=candidate_slug(kind, verdict, asset, regime, window),
-        asset=asset,
-        verdict=verdict,
-        regime=regime,
-        window=window,
+        id=candidate_slug(kind, b.verdict, b.asset, b.regime, b.window),
+        asset=b.asset,
+        verdict=b.verdict,
+        regime=b.regime,
+        window=b.window,
         kind=kind,
         n=b.n,
         hits=b.hits,
         hit_rate=round(b.hits / b.n, 4),
-        avg_change_pct=round(b.total / b.n, 4),
+        avg_change_pct=round(b.total_change_pct / b.n, 4),
         score=score,
         passes_gate=passes_gate(score, b.n, config),
-        last_seen=b.last_seen.isoformat(),
-        missed_up_rate=round(b.missed / b.n, 4) if hold else None,
-        avoided_down_rate=round(b.avoided / b.n, 4) if hold else None,
-        wrong_way_rate=None if hold else round(b.wrong / b.n, 4),
+        last_seen=b.last_seen,
+        missed_up_rate=round(b.missed_up / b.n, 4) if hold else None,
+        avoided_down_rate=round(b.avoided_down / b.n, 4) if hold else None,
+        wrong_way_rate=None if hold else round(b.wrong_way / b.n, 4),
     )
 
 

@@ -14,10 +14,23 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeGuard
 
+import msgspec
+
 from dreaming.memory._decode import NOT_UTF8, TOO_DEEP, check_json_text
 from dreaming.memory.files import InputReport, before_write
 
-__all__ = ["AtomicLineWriter", "bulk_objects", "format_number", "is_number", "read_objects"]
+__all__ = [
+    "EXTRA_FIELDS",
+    "AppendingLineWriter",
+    "AtomicLineWriter",
+    "VerdictLine",
+    "VerdictLines",
+    "bulk_objects",
+    "format_number",
+    "is_number",
+    "parse_line",
+    "read_objects",
+]
 
 _CHUNK_LINES = 8192
 _COMPARE_BYTES = 1 << 20
@@ -28,6 +41,7 @@ def _refuse_constant(name: str) -> Any:
 
 
 _STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+_SCAN = _STRICT.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, not in the stubs
 
 
 def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -42,54 +56,155 @@ def read_objects(path: Path, report: InputReport, label: str) -> Iterator[tuple[
         handle = path.open("rb")
     except FileNotFoundError:
         return
-    loads = json.loads
-    strict = _STRICT.decode
-    scan = _STRICT.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, not in the stubs
     with handle:
         for number, raw in enumerate(handle, start=1):
+            obj = parse_line(raw)
+            if isinstance(obj, dict):
+                yield number, obj
+            elif obj is not None:
+                report.skip(label, number, obj)
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | str | None:
+    """Parse one JSONL line: its object, why it is refused (the reason reported), or None for a blank line."""
+    try:
+        if raw[:1] == b"{" and raw[1:2] != b"\x00":
+            # Fast path for the usual line: what json.loads(raw) does for a line that starts with "{" (its
+            # encoding check finds UTF-8; it scans one value and allows only JSON whitespace after it),
+            # without its three Python-level wrapper calls, and decoding strictly where it would let
+            # encoded surrogates pass. The scanner is the strict decoder's, so NaN and Infinity are
+            # refused here too.
+            text = raw.decode("utf-8")
+            obj, end = _SCAN(text, 0)
+            if end != len(text) and text[end:].strip(" \t\n\r"):
+                raise ValueError("extra data")
+        elif b"NaN" in raw or b"Infinity" in raw:
+            obj = _STRICT.decode(raw.decode("utf-8"))
+        else:
+            obj = json.loads(raw.decode("utf-8-sig"))
+        check_json_text(raw, obj)
+    except StopIteration:  # the scanner's way of saying "no JSON value here"
+        return "not valid JSON"
+    except UnicodeDecodeError:
+        return NOT_UTF8
+    except RecursionError:
+        return TOO_DEEP
+    except ValueError as exc:
+        if not raw.strip():
+            return None
+        if str(exc).startswith(NOT_UTF8):
+            return str(exc)
+        if "is not a number" in str(exc):  # say it as the strict decoder does (it decodes strictly first)
             try:
-                if raw[:1] == b"{" and raw[1:2] != b"\x00":
-                    # Fast path for the usual line: what json.loads(raw) does for a line that starts with "{" (its
-                    # encoding check finds UTF-8; it scans one value and allows only JSON whitespace after it),
-                    # without its three Python-level wrapper calls, and decoding strictly where it would let
-                    # encoded surrogates pass. The scanner is the strict decoder's, so NaN and Infinity are
-                    # refused here too.
-                    text = raw.decode("utf-8")
-                    obj, end = scan(text, 0)
-                    if end != len(text) and text[end:].strip(" \t\n\r"):
-                        raise ValueError("extra data")
-                elif b"NaN" in raw or b"Infinity" in raw:
-                    obj = strict(raw.decode("utf-8"))
-                else:
-                    obj = loads(raw.decode("utf-8-sig"))
-                check_json_text(raw, obj)
-            except StopIteration:  # the scanner's way of saying "no JSON value here"
-                report.skip(label, number, "not valid JSON")
-                continue
-            except UnicodeDecodeError:
-                report.skip(label, number, NOT_UTF8)
-                continue
-            except RecursionError:
-                report.skip(label, number, TOO_DEEP)
-                continue
-            except ValueError as exc:
-                if not raw.strip():
-                    continue
-                if str(exc).startswith(NOT_UTF8):
-                    report.skip(label, number, str(exc))
-                    continue
-                if "is not a number" in str(exc):  # say it as the strict decoder does (it decodes strictly first)
+                _STRICT.decode(raw.decode("utf-8"))
+            except ValueError as again:
+                exc = again
+        return str(exc) if "is not a number" in str(exc) else "not valid JSON"
+    if type(obj) is not dict:
+        return "not a JSON object"
+    return obj
+
+
+_Scalar = str | int | bool | None
+"""The extra field values the typed decoder takes; floats, lists and objects go the general way (exactly as json
+reads them: a float's digits, a nested value's depth)."""
+
+
+class VerdictLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A verdict line of the usual shape, decoded straight into its types (the hot path of the review step).
+
+    Any line that does not fit (another field, another type, a null ``macro_shock``, bytes that are not UTF-8,
+    anything msgspec refuses) is parsed by :func:`parse_line` instead, which says exactly what is wrong with it.
+    Where msgspec accepts a line, json reads the same values from it.
+    """
+
+    decision_date: str
+    asset: str
+    verdict: str
+    macro_shock: bool = False
+    id: _Scalar | msgspec.UnsetType = msgspec.UNSET
+    note: _Scalar | msgspec.UnsetType = msgspec.UNSET
+    regime: _Scalar | msgspec.UnsetType = msgspec.UNSET
+    role: _Scalar | msgspec.UnsetType = msgspec.UNSET
+
+
+EXTRA_FIELDS = ("id", "note", "regime", "role")
+"""The optional fields of :class:`VerdictLine`, in key order."""
+_DECODE_LINE = msgspec.json.Decoder(VerdictLine).decode
+_READ_BYTES = 1 << 20
+
+
+class VerdictLines:
+    """The lines in bytes ``[start, end)`` of a verdict file, typed where they can be; bad lines skipped and reported.
+
+    Iterating yields ``(line_number, line)``: a :class:`VerdictLine` when the line has the usual shape, else the dict
+    :func:`parse_line` reads; bad lines are reported as :func:`read_objects` reports them. Lines are numbered from
+    ``first_number``; ``start`` must be the start of a line. Every byte read is fed to ``digest`` (a hashlib object),
+    so the caller knows exactly what was consumed even while the file grows. A missing file yields nothing.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        report: InputReport,
+        label: str,
+        *,
+        start: int = 0,
+        end: int,
+        first_number: int = 1,
+        digest: Any = None,
+    ) -> None:
+        self.path, self.report, self.label = path, report, label
+        self.start, self.end, self.digest = start, end, digest
+        self.numbered = first_number - 1
+        """The number of the last line read so far."""
+        self.whole_lines = True
+        """Whether the bytes read so far end with a newline (or are none)."""
+        self.offset = start
+        """Where the bytes read so far end."""
+
+    def __iter__(self) -> Iterator[tuple[int, VerdictLine | dict[str, Any]]]:
+        try:
+            handle = self.path.open("rb")
+        except FileNotFoundError:
+            return
+        decode, report, label, digest = _DECODE_LINE, self.report, self.label, self.digest
+        number = self.numbered + 1
+        tail = b""
+        with handle:
+            handle.seek(self.start)
+            remaining = self.end - self.start
+            while remaining > 0:
+                chunk = handle.read(min(_READ_BYTES, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+                self.offset += len(chunk)
+                if digest is not None:
+                    digest.update(chunk)
+                lines = chunk.split(b"\n")
+                lines[0] = tail + lines[0]
+                tail = lines.pop()
+                for raw in lines:
                     try:
-                        strict(raw.decode("utf-8"))
-                    except ValueError as again:
-                        exc = again
-                why = str(exc) if "is not a number" in str(exc) else "not valid JSON"
-                report.skip(label, number, why)
-                continue
-            if type(obj) is not dict:
-                report.skip(label, number, "not a JSON object")
-                continue
-            yield number, obj
+                        yield number, decode(raw)
+                    except msgspec.DecodeError:  # ValidationError included: the general parser says exactly why
+                        obj = parse_line(raw)
+                        if isinstance(obj, dict):
+                            yield number, obj
+                        elif obj is not None:
+                            report.skip(label, number, obj)
+                    number += 1
+                self.numbered = number - 1
+            if self.offset > self.start:
+                self.whole_lines = not tail
+            if tail:
+                self.numbered = number
+                obj = parse_line(tail)
+                if isinstance(obj, dict):
+                    yield number, obj
+                elif obj is not None:
+                    report.skip(label, number, obj)
 
 
 @contextmanager
@@ -184,6 +299,44 @@ class AtomicLineWriter:
             self._handle.close()
             with contextlib.suppress(FileNotFoundError):
                 self._tmp.unlink()
+
+
+class AppendingLineWriter:
+    """Append lines to a large text file that a night wrote before, in place (the incremental night's writer).
+
+    Not atomic: a crash part way leaves some of the new lines, the last one possibly torn. The stored tallies
+    (``_tallies``) describe the file as it was before, so the next night finds it changed and rewrites it whole.
+    The interface is :class:`AtomicLineWriter`'s; ``changed`` tells whether anything was appended.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.changed = False
+        self.lines = 0
+        before_write(path)
+        self._handle = path.open("ab")
+
+    def write_lines(self, lines: list[str]) -> None:
+        """Add many lines at once (each ending with a newline)."""
+        self.write_text("".join(lines), len(lines))
+
+    def write_text(self, text: str, lines: int) -> None:
+        """Add ``text``, made of ``lines`` whole lines."""
+        if text:
+            self._handle.write(text.encode("utf-8"))
+            self.lines += lines
+            self.changed = True
+
+    def __enter__(self) -> AppendingLineWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        try:
+            if kind is None and self.changed:
+                self._handle.flush()
+                os.fsync(self._handle.fileno())
+        finally:
+            self._handle.close()
 
 
 def _same_bytes(a: Path, b: Path) -> bool:
