@@ -14,17 +14,19 @@ from __future__ import annotations
 import errno
 import json
 import math
-from collections.abc import Iterable
+import re
+import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dreaming.memory._decode import parse_json_bytes
-from dreaming.memory.files import atomic_write_json
 from dreaming.memory.recall._concepts import derive_concept_tags, script_of
 from dreaming.memory.recall._contamination import is_contaminated_snippet
+from dreaming.memory.recall._js import js_trim
+from dreaming.memory.recall._normalize import normalize_store_in_place
 from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
+from dreaming.memory.recall._phase_signals import remove_phase_signals
 from dreaming.memory.recall._record import (
     MAX_ENTRIES,
     MAX_QUERY_HASHES,
@@ -127,6 +129,8 @@ def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
     start, end = entry.get("startLine"), entry.get("endLine")
     if not isinstance(path, str) or not path.strip() or not is_short_term_path(path):
         return None
+    if entry.get("source") != "memory":
+        return None  # OpenClaw reads only memory-corpus entries; another source must not become a candidate
     if not isinstance(snippet, str) or not snippet.strip() or is_contaminated_snippet(snippet):
         return None
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (start, end)):
@@ -290,53 +294,32 @@ def _note_exists(ws: Workspace, path: str) -> bool:
     return False
 
 
-def _iso_day(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    return text[:10] if len(text) >= 10 and text[4] == "-" and text[7] == "-" and text[:4].isdigit() else None
-
-
-def _drop_phase_signals(ws: Workspace, keys: Iterable[str], now: datetime) -> None:
-    """Remove the phase signals of removed entries from ``phase-signals.json``. Call under the lock."""
-    doomed = set(keys)
-    try:
-        doc = parse_json_bytes(ws.phase_signals.read_bytes())
-    except (FileNotFoundError, ValueError):
-        return
-    entries = doc.get("entries") if isinstance(doc, dict) else None
-    if not isinstance(entries, dict) or not doomed & set(entries):
-        return
-    doc["entries"] = {k: v for k, v in entries.items() if k not in doomed}
-    doc["updatedAt"] = format_iso(now)
-    atomic_write_json(ws.phase_signals, doc)
-
-
 def sweep_repair(
     ws: Workspace, store: RecallStore, *, now: datetime, compat: bool = True, write_signals: bool = True
 ) -> SweepRepair:
     """Repair ``store`` in memory as the nightly sweep does, and drop the phase signals of removed entries.
 
-    With ``compat`` this is OpenClaw 2026.9's repair (module docstring); without it this project's normalization
+    With ``compat`` this is OpenClaw 2026.9's ``repairShortTermPromotionArtifacts`` (module docstring): the store read
+    through OpenClaw's normalizer (without the cap), concept tags derived again, recall days made distinct with the day
+    of ``lastRecalledAt``, entries whose note is gone removed, the 512 cap; ``changed`` when anything was removed or
+    the result differs from the normalized read. Without ``compat``, this project's normalization
     (:func:`repair_in_place`), then the same removal of entries whose note is gone. Call under the lock; the caller
     writes the store when ``changed``. ``write_signals=False`` (a dry run) leaves the phase signals alone.
     """
     if compat:
-        before = json.dumps(store.entries, sort_keys=False, default=str)
+        stored = len(store.entries)
+        normalize_store_in_place(store, now=now, cap=sys.maxsize)
+        invalid = max(0, stored - len(store.entries))
+        before = json.dumps(store.entries, ensure_ascii=False)
+        fallback = format_iso(now)[:10]
         entries: dict[str, dict[str, Any]] = {}
-        invalid = 0
-        fallback = now.astimezone(UTC).date().isoformat()
         for key, entry in store.entries.items():
-            if normalize_entry(key, entry) is None:
-                invalid += 1
-                continue
-            tags = derive_concept_tags(str(entry["path"]), str(entry["snippet"]))
-            stored = entry.get("conceptTags")
-            day = _iso_day(entry.get("lastRecalledAt")) or fallback
+            tags = derive_concept_tags(entry["path"], entry["snippet"])
+            day = _iso_day(entry["lastRecalledAt"]) or fallback
             entries[key] = {
                 **entry,
-                "recallDays": merge_recent_distinct(entry.get("recallDays"), day, MAX_RECALL_DAYS),
-                "conceptTags": tags or (stored if isinstance(stored, list) else []),
+                "recallDays": merge_recent_distinct(entry["recallDays"], day, MAX_RECALL_DAYS),
+                "conceptTags": tags or entry["conceptTags"],
             }
         store.entries = entries
         changed = store.problem is not None or invalid > 0
@@ -346,13 +329,19 @@ def sweep_repair(
     gone = [key for key, entry in store.entries.items() if not _note_exists(ws, str(entry.get("path", "")))]
     for key in gone:
         del store.entries[key]
-    overflow = len(apply_retention(store, MAX_ENTRIES))
+    overflow = len(apply_retention(store, MAX_ENTRIES, openclaw_compat=compat))
     if compat:
-        changed = changed or json.dumps(store.entries, sort_keys=False, default=str) != before
+        changed = changed or json.dumps(store.entries, ensure_ascii=False) != before
     changed = changed or bool(gone) or overflow > 0
     if gone and write_signals:
-        _drop_phase_signals(ws, gone, now)
+        remove_phase_signals(ws, gone, now=now)
     return SweepRepair(
         changed=changed, removed_invalid_entries=invalid, removed_dangling_entries=len(gone),
         removed_overflow_entries=overflow,
     )  # fmt: skip
+
+
+def _iso_day(value: str) -> str | None:
+    # OpenClaw's ``normalizeIsoDay``: the leading ``YYYY-MM-DD`` of the trimmed text.
+    match = re.match(r"([0-9]{4}-[0-9]{2}-[0-9]{2})", js_trim(value))
+    return match.group(1) if match else None

@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,9 +37,14 @@ from zoneinfo import ZoneInfo
 from dreaming.memory.files import record_event
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
-from dreaming.memory.recall._js import utf16_len, utf16_truncate
-from dreaming.memory.recall._normalize import enforce_retention
-from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path, readable_note
+from dreaming.memory.recall._js import js_number_text, utf16_len, utf16_truncate
+from dreaming.memory.recall._normalize import enforce_retention, normalize_store_in_place
+from dreaming.memory.recall._paths import (
+    is_session_corpus_path,
+    is_short_term_path,
+    normalize_memory_path,
+    readable_note,
+)
 from dreaming.memory.recall._store import (
     RecallStore,
     clamp_unit,
@@ -67,6 +72,7 @@ __all__ = [
     "claim_hash",
     "day_bucket_for",
     "entry_key",
+    "merge_project_keys",
     "merge_provenance",
     "merge_recent_distinct",
     "normalize_project_keys",
@@ -99,8 +105,21 @@ _JS_END = re.compile(f"[{_JS_SPACE}]+$")
 _ISO_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
-RecallResult = SearchHit
-"""One search hit handed to the recorder: the search's own hit type."""
+@dataclass(frozen=True, slots=True)
+class RecallResult(SearchHit):
+    """One hit handed to the recorder: a search hit, with what OpenClaw's callers may add to one.
+
+    A plain :class:`~dreaming.memory.search.SearchHit` is recorded as one of these with none of the extras.
+    """
+
+    identity_snippet: str | None = None
+    """For a daily signal: the text whose claim hash identifies it (the chunk without its heading), if not the
+    snippet."""
+    provenance: Mapping[str, Any] | None = None
+    """Where the hit came from (``originClass``, ``sessionKind``, ``observedAt``); by default the agent, an unknown
+    session kind, now."""
+    project_key: str | None = None
+    """The project(s) the hit belongs to (``;``-separated), merged into the entry's."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -271,6 +290,12 @@ def normalize_project_keys(value: object) -> str | None:
     return "; ".join(keys) if keys else None
 
 
+def merge_project_keys(*values: object) -> str | None:
+    """Return OpenClaw's ``mergeProjectKeyLists``: every list normalized, joined, normalized again."""
+    parts = [key for key in (normalize_project_keys(v) for v in values) if key]
+    return normalize_project_keys(";".join(parts))
+
+
 def _count(value: object) -> int:
     # A stored counter as OpenClaw's arithmetic sees it: ``Math.floor(x ?? 0)``, anything unusable counting 0.
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -317,6 +342,11 @@ class _Signal:
     kind: SignalType
     dedupe: bool
     count: int = 1
+    lines_text: str = ""
+    """``<start>:<end>`` as the hit gave them (JS number text): a plain recall key keeps them unfloored."""
+    identity: str | None = None
+    provenance: Mapping[str, Any] | None = None
+    project_key: str | None = None
 
 
 def _choose_key(store: RecallStore, signal: _Signal, claim: str) -> tuple[str, bool]:
@@ -337,7 +367,8 @@ def _choose_key(store: RecallStore, signal: _Signal, claim: str) -> tuple[str, b
     claimed = entry_key(signal.path, signal.start, signal.end, claim)
     if signal.kind != "recall" or claimed in entries:
         return claimed, False
-    return entry_key(signal.path, signal.start, signal.end), False
+    # OpenClaw builds the plain key from the hit as given: its line numbers unfloored (``:2.7:0``).
+    return f"memory:{signal.path}:{signal.lines_text}", False
 
 
 def _apply_signal(store: RecallStore, signal: _Signal, *, moment: datetime, rules: RecordRules) -> str:
@@ -345,7 +376,8 @@ def _apply_signal(store: RecallStore, signal: _Signal, *, moment: datetime, rule
     stamp, observed = format_iso(moment), now_ms(moment)
     raw = normalize_snippet(signal.snippet)
     snippet = truncate_snippet(raw)
-    claim = claim_hash(raw)
+    # A daily chunk is identified by its text without the heading it was read under, when the caller says which.
+    claim = claim_hash(signal.identity if signal.kind == "daily" and signal.identity is not None else raw)
     key, folded = _choose_key(store, signal, claim)
     found = store.entries.get(key)
     existing: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -358,11 +390,9 @@ def _apply_signal(store: RecallStore, signal: _Signal, *, moment: datetime, rule
     if signal.kind == "recall":
         user_hashes = merge_recent_distinct(user_hashes or [], signal.qhash, MAX_QUERY_HASHES)
     tags = derive_concept_tags(signal.path, snippet)
-    provenance = merge_provenance(
-        existing.get("provenance") if existing else None,
-        {"originClass": "agent", "sessionKind": "unknown", "observedAt": observed},
-    )
-    project = normalize_project_keys(existing.get("projectKey"))
+    incoming = signal.provenance or {"originClass": "agent", "sessionKind": "unknown", "observedAt": observed}
+    provenance = merge_provenance(existing.get("provenance") if existing else None, dict(incoming))
+    project = merge_project_keys(existing.get("projectKey"), signal.project_key)
     repeated = (signal.dedupe or signal.kind == "daily") and signal.qhash in hashes_before
     last = _or(existing.get("lastRecalledAt"), stamp) if repeated and existing.get("snippet") == snippet else stamp
     keep_source = bool(existing) and (signal.kind == "daily" or folded)
@@ -401,6 +431,11 @@ _OWN_FIELDS = frozenset(
 """The fields the update rule writes (or, for ``userQueryHashes``, ``projectKey`` and ``promotedAt``, may omit)."""
 
 
+def _line(value: float) -> int:
+    # ``Math.max(1, Math.floor(line))``.
+    return max(1, math.floor(value)) if math.isfinite(value) else 1
+
+
 def _or(value: object, default: str) -> Any:
     # JS ``value ?? default``: only a missing value (None) falls back.
     return default if value is None else value
@@ -430,24 +465,31 @@ def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_comp
 
 
 @contextmanager
-def _updating_store(ws: Workspace, now: datetime) -> Iterator[RecallStore]:
-    """Hold the store's lock over one read-modify-write: read it, let the caller change it, cap it and write it."""
+def _updating_store(ws: Workspace, now: datetime, rules: RecordRules) -> Iterator[RecallStore]:
+    """Hold the store's lock over one read-modify-write: read it normalized, let the caller change it, cap, write.
+
+    The store is read as OpenClaw's ``readStore`` reads it (normalized and capped), so what is written back is the
+    normalized store with the caller's changes, as OpenClaw's ``writeStore`` writes it.
+    """
     with short_term_lock(ws):
         store = read_store(ws, now=now, move_unreadable=True)
+        normalize_store_in_place(store, now=now, openclaw_compat=rules.compat)
         yield store
-        apply_retention(store)
+        apply_retention(store, openclaw_compat=rules.compat)
         write_store(ws, store, now=now)
 
 
-def _accepts(ws: Workspace, result: RecallResult) -> bool:
-    # A hit is recorded only from short-term memory, with something to say that is not dreaming's own output, and
-    # never from a note whose real path is outside the workspace (a symbolic link out of it): in both modes.
+def _accepts(ws: Workspace, result: RecallResult, *, grounded: bool = False) -> bool:
+    # A hit is recorded only from short-term memory, with something to say that is not dreaming's own output (a
+    # session corpus is made of raw ``User:`` turns: those pass, except as grounded evidence), and never from a note
+    # whose real path is outside the workspace (a symbolic link out of it): in both modes.
     raw = normalize_snippet(result.snippet)
+    session = not grounded and is_session_corpus_path(result.path)
     return (
         result.source == "memory"
         and is_short_term_path(result.path)
         and bool(raw)
-        and not is_contaminated_snippet(raw)
+        and not is_contaminated_snippet(raw, allow_transcript_turn=session)
         and readable_note(ws, result.path) is not None
     )
 
@@ -471,14 +513,18 @@ def record_recall_batch(
         return 0
     today = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with _updating_store(ws, now) as store:
+    with _updating_store(ws, now, rules) as store:
         for q, hits in accepted:
             qhash = query_hash(q.query)
             for hit in hits:
+                extra = hit if isinstance(hit, RecallResult) else None
                 signal = _Signal(
-                    path=normalize_memory_path(hit.path), start=max(1, int(hit.start_line)),
-                    end=max(1, int(hit.end_line)), snippet=hit.snippet, score=clamp_unit(hit.score), qhash=qhash,
-                    day=_day(q.day_bucket, today), kind=q.signal_type, dedupe=q.dedupe_by_query_per_day,
+                    path=normalize_memory_path(hit.path), start=_line(hit.start_line), end=_line(hit.end_line),
+                    snippet=hit.snippet, score=clamp_unit(hit.score), qhash=qhash, day=_day(q.day_bucket, today),
+                    kind=q.signal_type, dedupe=q.dedupe_by_query_per_day,
+                    lines_text=f"{js_number_text(hit.start_line)}:{js_number_text(hit.end_line)}",
+                    identity=normalize_snippet(extra.identity_snippet) if extra and extra.identity_snippet else None,
+                    provenance=extra.provenance if extra else None, project_key=extra.project_key if extra else None,
                 )  # fmt: skip
                 touched.add(_apply_signal(store, signal, moment=now, rules=rules))
     if event:
@@ -514,15 +560,19 @@ def record_grounded_short_term_candidates(
     rules: RecordRules = OPENCLAW_RULES,
 ) -> int:
     """Record grounded evidence: ``groundedCount += signal_count``, ``totalScore += score * signal_count``."""
-    usable = [i for i in items if _accepts(ws, RecallResult(i.path, i.start_line, i.end_line, i.score, i.snippet))]
+    usable = [
+        i
+        for i in items
+        if _accepts(ws, RecallResult(i.path, i.start_line, i.end_line, i.score, i.snippet), grounded=True)
+    ]
     if not usable:
         return 0
     today = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with _updating_store(ws, now) as store:
+    with _updating_store(ws, now, rules) as store:
         for item in usable:
             signal = _Signal(
-                path=normalize_memory_path(item.path), start=max(1, item.start_line), end=max(1, item.end_line),
+                path=normalize_memory_path(item.path), start=_line(item.start_line), end=_line(item.end_line),
                 snippet=item.snippet, score=clamp_unit(item.score),
                 qhash=query_hash(normalize_snippet(item.query) or item.query), day=_day(item.day_bucket, today),
                 kind="grounded", dedupe=dedupe_by_query_per_day, count=max(1, int(item.signal_count)),
