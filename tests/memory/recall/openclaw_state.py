@@ -88,9 +88,7 @@ def put_entry(
     return row_key
 
 
-def put_entries(
-    db: Path, workspace_dir: str, namespace: str, values: dict[str, Any], *, created_at: int = 1
-) -> None:
+def put_entries(db: Path, workspace_dir: str, namespace: str, values: dict[str, Any], *, created_at: int = 1) -> None:
     """Write many wrapped entries as OpenClaw does (logical key to payload), in one transaction."""
     prefix = workspace_key(workspace_dir)
     rows = [

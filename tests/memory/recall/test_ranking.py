@@ -72,7 +72,9 @@ def test_daily_only_signals_never_clear_the_default_gate(workspace: Workspace) -
     for day in ("2026-04-01", "2026-04-02", "2026-04-03"):
         _daily_day(workspace, day)
     result = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00"))
-    assert result.candidates == () and result.skipped == ((f"memory:{PATH}:1:2", "min_unique_queries"),)
+    # A daily signal that no recall owns is filed under its claim key (2026.9, reference §6).
+    claim_key = claim_entry_key(claim_hash(GLACIER))
+    assert result.candidates == () and result.skipped == ((claim_key, "min_unique_queries"),)
     open_gate = DeepConfig(min_unique_queries=0, min_score=0)
     (c,) = rank_short_term_candidates(workspace, open_gate, now=at("2026-04-03T10:01:00")).candidates
     assert (c.recall_count, c.daily_count, c.unique_queries) == (0, 3, 0)
@@ -137,10 +139,14 @@ def test_fresh_rem_signal_beats_stale(workspace: Workspace) -> None:
 
 def test_light_staged_keys_until_rem_considers_them(workspace: Workspace) -> None:
     now = at("2026-04-05T10:00:00")
-    record_phase_signals(workspace, phase="light", keys=["a", "b"], now=now)
-    record_phase_signals(workspace, phase="rem", keys=["b"], now=now + timedelta(minutes=1))
-    assert read_light_staged_keys(workspace) == {"a"}
-    record_rem_considered(workspace, keys=["a"], now=now + timedelta(minutes=2))
+    for key, line in (("a", 1), ("b", 2)):
+        rec(workspace, "q", PATH, line, line, 0.9, f"Fact {key}.", now)
+    a, b = f"memory:{PATH}:1:1", f"memory:{PATH}:2:2"
+    record_phase_signals(workspace, phase="light", keys=[a, b, "not-recalled"], now=now)
+    record_phase_signals(workspace, phase="rem", keys=[b], now=now + timedelta(minutes=1))
+    # Only keys the recall store holds get phase signals (2026.9's updatePhaseSignals).
+    assert read_light_staged_keys(workspace) == {a}
+    record_rem_considered(workspace, keys=[a], now=now + timedelta(minutes=2))
     assert read_light_staged_keys(workspace) == set()
 
 

@@ -170,9 +170,7 @@ def _update(ws: Workspace, keys: Iterable[str], now: datetime, field: Literal["l
                 continue  # this very night already counted it (it failed later and runs again)
             entry[hits] = min(MAX_PHASE_HITS, entry[hits] + 1)
             entry[last] = stamp
-        doc["entries"] = {
-            k: v for k, v in entries.items() if k in known and (v["lightHits"] > 0 or v["remHits"] > 0)
-        }
+        doc["entries"] = {k: v for k, v in entries.items() if k in known and (v["lightHits"] > 0 or v["remHits"] > 0)}
         _write(ws, chosen, doc, now)
     return counted
 
