@@ -26,6 +26,7 @@ from dreaming.memory.workspace import Workspace
 
 __all__ = [
     "MAX_PHASE_HITS",
+    "prune_phase_signals",
     "read_light_staged_keys",
     "read_phase_signals",
     "record_phase_signals",
@@ -137,6 +138,17 @@ def remove_phase_signals(ws: Workspace, keys: Iterable[str], *, now: datetime) -
     if not doomed & set(entries):
         return False
     doc["entries"] = {k: v for k, v in entries.items() if k not in doomed}
+    _write(ws, chosen, doc, now)
+    return True
+
+
+def prune_phase_signals(ws: Workspace, *, known: set[str], now: datetime) -> bool:
+    """Delete the phase signals of every key not in ``known``; return whether any went. Call under the lock."""
+    chosen, doc = _read_for_write(ws, now)
+    entries: dict[str, Any] = doc["entries"]
+    if set(entries) <= known:
+        return False
+    doc["entries"] = {k: v for k, v in entries.items() if k in known}
     _write(ws, chosen, doc, now)
     return True
 

@@ -45,6 +45,7 @@ from dreaming.memory.recall._paths import (
     normalize_memory_path,
     readable_note,
 )
+from dreaming.memory.recall._phase_signals import prune_phase_signals
 from dreaming.memory.recall._store import (
     RecallStore,
     clamp_unit,
@@ -146,7 +147,7 @@ class RecallQuery:
 
     query: str
     """The query text (hashed, never stored)."""
-    results: Sequence[RecallResult]
+    results: Sequence[SearchHit]
     """Its hits."""
     signal_type: Literal["recall", "daily"] = "recall"
     """``recall`` for organic search, ``daily`` for ingestion."""
@@ -451,11 +452,11 @@ def _num(entry: dict[str, Any], name: str) -> float:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
 
 
-def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_compat: bool = False) -> list[str]:
+def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_compat: bool) -> list[str]:
     """Keep the store's best ``cap`` entries (:func:`enforce_retention`); return the evicted keys.
 
-    Writers here still evict entries without real recalls first unless told ``openclaw_compat``; reads cap as
-    ``[recall] openclaw_compat`` says.
+    ``openclaw_compat`` is ``[recall] openclaw_compat``: OpenClaw's order, or entries without a real recall evicted
+    first (#150635).
     """
     entries = {k: v if isinstance(v, dict) else {} for k, v in store.entries.items()}  # read as they would be
     kept, evicted = enforce_retention(entries, cap=cap, openclaw_compat=openclaw_compat)
@@ -479,7 +480,7 @@ def _updating_store(ws: Workspace, now: datetime, rules: RecordRules) -> Iterato
         write_store(ws, store, now=now)
 
 
-def _accepts(ws: Workspace, result: RecallResult, *, grounded: bool = False) -> bool:
+def _accepts(ws: Workspace, result: SearchHit, *, grounded: bool = False) -> bool:
     # A hit is recorded only from short-term memory, with something to say that is not dreaming's own output (a
     # session corpus is made of raw ``User:`` turns: those pass, except as grounded evidence), and never from a note
     # whose real path is outside the workspace (a symbolic link out of it): in both modes.
@@ -536,7 +537,7 @@ def record_short_term_recalls(
     ws: Workspace,
     *,
     query: str,
-    results: Sequence[RecallResult],
+    results: Sequence[SearchHit],
     now: datetime,
     timezone: str = "UTC",
     signal_type: Literal["recall", "daily"] = "recall",
@@ -581,17 +582,23 @@ def record_grounded_short_term_candidates(
     return len(touched)
 
 
-def remove_grounded_short_term_candidates(ws: Workspace, *, now: datetime) -> int:
-    """Delete entries whose only signals are grounded ones (rollback of a backfill); return how many."""
+def remove_grounded_short_term_candidates(ws: Workspace, *, now: datetime, rules: RecordRules = OPENCLAW_RULES) -> int:
+    """Delete entries whose only signals are grounded ones (rollback of a backfill); return how many.
+
+    As OpenClaw's ``removeGroundedShortTermCandidates``: the store read normalized, and when anything goes, it is
+    written back with the phase signals of keys it no longer holds pruned.
+    """
     with short_term_lock(ws):
         store = read_store(ws, now=now)
+        normalize_store_in_place(store, now=now, openclaw_compat=rules.compat)
         doomed = [
             key
             for key, e in store.entries.items()
-            if _num(e, "groundedCount") > 0 and _num(e, "recallCount") == 0 and _num(e, "dailyCount") == 0
+            if e["groundedCount"] > 0 and e["recallCount"] == 0 and e["dailyCount"] == 0
         ]
         for key in doomed:
             del store.entries[key]
         if doomed:
             write_store(ws, store, now=now)
+            prune_phase_signals(ws, known=set(store.entries), now=now)
     return len(doomed)
