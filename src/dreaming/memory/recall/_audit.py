@@ -27,17 +27,17 @@ from typing import Any
 from dreaming.memory.recall._concepts import derive_concept_tags, script_of
 from dreaming.memory.recall._contamination import is_contaminated_snippet
 from dreaming.memory.recall._js import js_trim
-from dreaming.memory.recall._normalize import normalize_recall_store, normalize_store_in_place
-from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
-from dreaming.memory.recall._phase_signals import remove_phase_signals
-from dreaming.memory.recall._record import (
+from dreaming.memory.recall._normalize import (
     MAX_ENTRIES,
     MAX_QUERY_HASHES,
     MAX_RECALL_DAYS,
-    MAX_SNIPPET_CHARS,
-    apply_retention,
-    merge_recent_distinct,
+    MAX_SNIPPET_UNITS,
+    normalize_recall_store,
+    normalize_store_in_place,
 )
+from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
+from dreaming.memory.recall._phase_signals import remove_phase_signals
+from dreaming.memory.recall._record import apply_retention, merge_recent_distinct
 from dreaming.memory.recall._store import (
     RecallStore,
     format_iso,
@@ -145,8 +145,8 @@ def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
     out = dict(entry)
     out["key"] = entry.get("key") if isinstance(entry.get("key"), str) and entry.get("key") else key
     out["source"] = "memory"
-    if len(snippet) > MAX_SNIPPET_CHARS:
-        out["snippet"] = snippet[:MAX_SNIPPET_CHARS]
+    if len(snippet) > MAX_SNIPPET_UNITS:
+        out["snippet"] = snippet[:MAX_SNIPPET_UNITS]
     for name in ("recallCount", "dailyCount", "groundedCount"):
         value = entry.get(name, 0)
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
@@ -215,7 +215,7 @@ def audit_recall_artifacts(ws: Workspace, *, now: datetime, openclaw_compat: boo
     else:
         entries, invalid, overflow = _normalized(store)
         oversized = bool(overflow) or any(
-            len(str(e.get("snippet", ""))) > MAX_SNIPPET_CHARS for e in store.entries.values() if isinstance(e, dict)
+            len(str(e.get("snippet", ""))) > MAX_SNIPPET_UNITS for e in store.entries.values() if isinstance(e, dict)
         )
     if invalid:
         msg = f"{invalid} recall entr{'y is' if invalid == 1 else 'ies are'} invalid."

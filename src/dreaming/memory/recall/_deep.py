@@ -8,6 +8,9 @@
   too; with ``[recall] openclaw_compat = false`` they are promoted, since a JSON store written before 2026.9 has no
   provenance at all (OpenClaw #123361: migrated stores stuck on their old working set).
 
+Both read the store as OpenClaw reads it (normalized and capped), and what apply writes back is that store with its
+updates, as OpenClaw's ``writeStore`` writes it. The sweep ranks the store as repair left it, read back.
+
 Apply, under the short-term lock (reference §7): candidates refreshed from the store, the gates re-checked in
 OpenClaw's order, each rehydrated from its live note (:func:`relocate_candidate_range`), candidates already marked in
 MEMORY.md reconciled, the rest appended (:func:`budgeted_memory_append`) or held back for the budget, then the store
@@ -47,12 +50,12 @@ from dreaming.memory.recall._apply import (
 from dreaming.memory.recall._audit import SweepRepair, note_candidates, sweep_repair
 from dreaming.memory.recall._contamination import is_contaminated_snippet
 from dreaming.memory.recall._js import to_fixed, utf16_len
-from dreaming.memory.recall._normalize import normalize_store_in_place, truncate_snippet
+from dreaming.memory.recall._normalize import normalize_project_keys, normalize_store_in_place, truncate_snippet
 from dreaming.memory.recall._paths import readable_note
 from dreaming.memory.recall._phase_signals import read_phase_signals
 from dreaming.memory.recall._phases import phase_report_path
 from dreaming.memory.recall._ranking import Candidate, RankingResult, rank_entries
-from dreaming.memory.recall._record import apply_retention, day_bucket_for, normalize_project_keys
+from dreaming.memory.recall._record import apply_retention, day_bucket_for
 from dreaming.memory.recall._store import RecallStore, format_iso, parse_iso, read_store, short_term_lock, write_store
 from dreaming.memory.workspace import Workspace
 

@@ -70,6 +70,7 @@ __all__ = [
     "enforce_retention",
     "js_object_order",
     "normalize_phase_signals",
+    "normalize_project_keys",
     "normalize_recall_entry",
     "normalize_recall_store",
     "normalize_store_in_place",
@@ -204,7 +205,8 @@ def _line(entry: Mapping[str, Any], name: str) -> int | None:
     return int(value) if math.isfinite(value) and value.is_integer() else None
 
 
-def _project_keys(value: object) -> str | None:
+def normalize_project_keys(value: object) -> str | None:
+    """Return OpenClaw's normalized ``projectKey`` list: distinct, ``; ``-joined, a remote owner lower-cased."""
     if not isinstance(value, str):
         return None
     keys: dict[str, None] = {}
@@ -325,7 +327,7 @@ def _finish(screened: _Screened, entry: dict[str, Any], now_iso: str) -> dict[st
         out["provenance"] = _provenance(provenance, last, now_iso)
     if claim:
         out["claimHash"] = claim
-    project = _project_keys(entry.get("projectKey"))
+    project = normalize_project_keys(entry.get("projectKey"))
     if project:
         out["projectKey"] = project
     promoted = entry.get("promotedAt")

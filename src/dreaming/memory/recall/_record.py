@@ -1,21 +1,23 @@
 """Record search hits in the recall store: OpenClaw 2026.9's ``recordShortTermRecalls``, one rule for every signal.
 
 A ``recall`` is an organic search hit, ``daily`` an ingested chunk of a daily note, ``grounded`` backfilled evidence.
-One call is one locked read-modify-write of the store; :func:`record_recall_batch` folds many queries into one, which
-is how bulk recording stays fast without changing the format.
+One call is one locked read-modify-write of the store as OpenClaw reads it (normalized and capped: what is written back
+is that store with the new signals, as OpenClaw's ``writeStore`` writes it); :func:`record_recall_batch` folds many
+queries into one, which is how bulk recording stays fast without changing the format.
 
 The rule, as OpenClaw 2026.9 applies it (reference §6):
 
 - the key: a recall uses an existing ``memory:claim:<claimHash>`` entry, else ``memory:<path>:<s>:<e>:<claimHash>``
-  when that entry exists, else ``memory:<path>:<s>:<e>``; a daily chunk folds into a non-claim entry of the same claim
+  when that entry exists, else ``memory:<path>:<s>:<e>`` with the hit's lines as given (``:2.7:0``; the entry stores
+  them floored, at least 1); a daily chunk's claim is that of its ``identity_snippet`` when given; a daily chunk folds into a non-claim entry of the same claim
   that holds recalls or grounded evidence, else into ``memory:claim:<claimHash>``; grounded evidence uses an existing
   claim entry, else the key with the claim hash appended;
 - a duplicate (the per-day flag set, the query already among ``queryHashes`` and the day among ``recallDays``) adds no
   signal and counts 0 towards ``maxScore``;
 - ``queryHashes`` and ``recallDays`` merge distinct, keeping the last 32 and 16; ``userQueryHashes`` takes the query of
   a ``recall`` only, so ingestion never passes for a user's question;
-- concept tags are derived again from the stored snippet (the old ones stay when none come out), provenance merges
-  towards the least trusted origin, ``claimHash`` is always written, ``firstRecalledAt`` and ``promotedAt`` are kept,
+- concept tags are derived again from the stored snippet (the old ones stay when none come out), provenance (the
+  hit's own, else the agent's) merges towards the least trusted origin, ``projectKey`` lists merge, ``claimHash`` is always written, ``firstRecalledAt`` and ``promotedAt`` are kept,
   and a daily chunk or a recall folded into a claim entry keeps the entry's first path and lines.
 
 With ``[recall] openclaw_compat = false`` two of this project's fixes apply (see :class:`RecordRules`). In both modes a
@@ -37,8 +39,16 @@ from zoneinfo import ZoneInfo
 from dreaming.memory.files import record_event
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
-from dreaming.memory.recall._js import js_number_text, utf16_len, utf16_truncate
-from dreaming.memory.recall._normalize import enforce_retention, normalize_store_in_place
+from dreaming.memory.recall._js import js_collapse_whitespace, js_number_text, js_trim
+from dreaming.memory.recall._normalize import (
+    MAX_ENTRIES,
+    MAX_QUERY_HASHES,
+    MAX_RECALL_DAYS,
+    enforce_retention,
+    normalize_project_keys,
+    normalize_store_in_place,
+    truncate_snippet,
+)
 from dreaming.memory.recall._paths import (
     is_session_corpus_path,
     is_short_term_path,
@@ -58,10 +68,6 @@ from dreaming.memory.search._search import SearchHit
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
-    "MAX_ENTRIES",
-    "MAX_QUERY_HASHES",
-    "MAX_RECALL_DAYS",
-    "MAX_SNIPPET_CHARS",
     "OPENCLAW_RULES",
     "ORIGIN_CLASSES",
     "GroundedItem",
@@ -76,33 +82,19 @@ __all__ = [
     "merge_project_keys",
     "merge_provenance",
     "merge_recent_distinct",
-    "normalize_project_keys",
-    "normalize_snippet",
     "now_ms",
     "query_hash",
     "record_grounded_short_term_candidates",
     "record_recall_batch",
     "record_short_term_recalls",
     "remove_grounded_short_term_candidates",
-    "truncate_snippet",
 ]
 
-MAX_QUERY_HASHES = 32
-MAX_RECALL_DAYS = 16
-MAX_SNIPPET_CHARS = 800
-"""The stored snippet's cap, in UTF-16 code units as JS counts them."""
-MAX_ENTRIES = 512
 ORIGIN_CLASSES = ("owner", "agent", "system", "untrusted")
 """Provenance origins from most to least trusted; a merge keeps the later of the two."""
 
 SignalType = Literal["recall", "daily", "grounded"]
 
-# JS ``\s`` (what ``String.prototype.trim`` and OpenClaw's ``/\s+/g`` match): not Python's ``str.split()`` set, which
-# adds U+001C..U+001F and U+0085 and leaves out U+FEFF. Snippet and query hashes depend on the exact set.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_JS_RUNS = re.compile(f"[{_JS_SPACE}]+")
-_JS_EDGES = re.compile(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$")
-_JS_END = re.compile(f"[{_JS_SPACE}]+$")
 _ISO_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
@@ -129,8 +121,9 @@ class RecordRules:
 
     ``compat=False`` keeps a workspace's recall days sorted, so that the 16 kept are the 16 newest even when a signal
     is recorded for an earlier day than one already stored (ingestion that buckets by a note's own date wrote such
-    days: OpenClaw #67066). Organic searches de-duplicate per query and day under ``compat=False`` (that choice is the
-    caller's: :func:`dreaming.tools.search_and_record`).
+    days: OpenClaw #67066), and when the 512 cap bites it evicts entries without a real recall or grounded evidence
+    first (OpenClaw #150635). Organic searches de-duplicate per query and day under ``compat=False`` (that choice is
+    the caller's: :func:`dreaming.tools.search_and_record`).
     """
 
     compat: bool = True
@@ -179,28 +172,6 @@ class GroundedItem:
     """The day it counts for, when not today."""
 
 
-def js_trim(text: str) -> str:
-    """Return ``text.trim()`` as JS trims (its whitespace set, not Python's)."""
-    return _JS_EDGES.sub("", text)
-
-
-def js_trim_end(text: str) -> str:
-    """Return ``text.trimEnd()`` as JS trims."""
-    return _JS_END.sub("", text)
-
-
-def normalize_snippet(snippet: str) -> str:
-    """Return OpenClaw's ``normalizeSnippet``: trimmed, every whitespace run one space (JS's whitespace set)."""
-    return _JS_RUNS.sub(" ", js_trim(snippet))
-
-
-def truncate_snippet(snippet: str) -> str:
-    """Cut a snippet to 800 UTF-16 code units (never splitting a surrogate pair) and trim its end, as OpenClaw does."""
-    if utf16_len(snippet) <= MAX_SNIPPET_CHARS:
-        return snippet
-    return js_trim_end(utf16_truncate(snippet, MAX_SNIPPET_CHARS))
-
-
 def query_hash(query: str) -> str:
     """Return ``sha1(trim(lower(query)))[:12]``."""
     return hashlib.sha1(js_trim(query).lower().encode("utf-8")).hexdigest()[:12]
@@ -208,7 +179,7 @@ def query_hash(query: str) -> str:
 
 def claim_hash(snippet: str) -> str:
     """Return ``sha1(normalized snippet)[:12]``: the identity of a claim whatever lines it sits on."""
-    return hashlib.sha1(normalize_snippet(snippet).encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha1(js_collapse_whitespace(snippet).encode("utf-8")).hexdigest()[:12]
 
 
 def entry_key(path: str, start_line: int, end_line: int, claim: str | None = None) -> str:
@@ -272,23 +243,6 @@ def _js_max(a: object, b: object) -> Any:
     if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
         return None
     return max(a, b)
-
-
-def normalize_project_keys(value: object) -> str | None:
-    """Return OpenClaw's normalized ``projectKey`` list: distinct, ``; ``-joined, a remote owner lower-cased."""
-    if not isinstance(value, str):
-        return None
-    keys: dict[str, None] = {}
-    for raw in value.split(";"):
-        key = js_trim(raw)
-        if not key or re.search(r"[\r\n<>]", key):
-            continue
-        slash = key.find("/")
-        if key.startswith("path:") or slash < 1:
-            keys[key] = None
-        else:
-            keys[key[:slash].lower() + key[slash:]] = None
-    return "; ".join(keys) if keys else None
 
 
 def merge_project_keys(*values: object) -> str | None:
@@ -375,7 +329,7 @@ def _choose_key(store: RecallStore, signal: _Signal, claim: str) -> tuple[str, b
 def _apply_signal(store: RecallStore, signal: _Signal, *, moment: datetime, rules: RecordRules) -> str:
     """Fold one signal into its entry (OpenClaw's update rule); return the entry's key."""
     stamp, observed = format_iso(moment), now_ms(moment)
-    raw = normalize_snippet(signal.snippet)
+    raw = js_collapse_whitespace(signal.snippet)
     snippet = truncate_snippet(raw)
     # A daily chunk is identified by its text without the heading it was read under, when the caller says which.
     claim = claim_hash(signal.identity if signal.kind == "daily" and signal.identity is not None else raw)
@@ -484,7 +438,7 @@ def _accepts(ws: Workspace, result: SearchHit, *, grounded: bool = False) -> boo
     # A hit is recorded only from short-term memory, with something to say that is not dreaming's own output (a
     # session corpus is made of raw ``User:`` turns: those pass, except as grounded evidence), and never from a note
     # whose real path is outside the workspace (a symbolic link out of it): in both modes.
-    raw = normalize_snippet(result.snippet)
+    raw = js_collapse_whitespace(result.snippet)
     session = not grounded and is_session_corpus_path(result.path)
     return (
         result.source == "memory"
@@ -519,12 +473,13 @@ def record_recall_batch(
             qhash = query_hash(q.query)
             for hit in hits:
                 extra = hit if isinstance(hit, RecallResult) else None
+                identity = extra.identity_snippet if extra else None
                 signal = _Signal(
                     path=normalize_memory_path(hit.path), start=_line(hit.start_line), end=_line(hit.end_line),
                     snippet=hit.snippet, score=clamp_unit(hit.score), qhash=qhash, day=_day(q.day_bucket, today),
                     kind=q.signal_type, dedupe=q.dedupe_by_query_per_day,
                     lines_text=f"{js_number_text(hit.start_line)}:{js_number_text(hit.end_line)}",
-                    identity=normalize_snippet(extra.identity_snippet) if extra and extra.identity_snippet else None,
+                    identity=js_collapse_whitespace(identity) if identity is not None else None,
                     provenance=extra.provenance if extra else None, project_key=extra.project_key if extra else None,
                 )  # fmt: skip
                 touched.add(_apply_signal(store, signal, moment=now, rules=rules))
@@ -575,7 +530,7 @@ def record_grounded_short_term_candidates(
             signal = _Signal(
                 path=normalize_memory_path(item.path), start=_line(item.start_line), end=_line(item.end_line),
                 snippet=item.snippet, score=clamp_unit(item.score),
-                qhash=query_hash(normalize_snippet(item.query) or item.query), day=_day(item.day_bucket, today),
+                qhash=query_hash(js_collapse_whitespace(item.query) or item.query), day=_day(item.day_bucket, today),
                 kind="grounded", dedupe=dedupe_by_query_per_day, count=max(1, int(item.signal_count)),
             )  # fmt: skip
             touched.add(_apply_signal(store, signal, moment=now, rules=rules))
