@@ -9,16 +9,17 @@ The rule, as OpenClaw 2026.9 applies it (reference §6):
 
 - the key: a recall uses an existing ``memory:claim:<claimHash>`` entry, else ``memory:<path>:<s>:<e>:<claimHash>``
   when that entry exists, else ``memory:<path>:<s>:<e>`` with the hit's lines as given (``:2.7:0``; the entry stores
-  them floored, at least 1); a daily chunk's claim is that of its ``identity_snippet`` when given; a daily chunk folds into a non-claim entry of the same claim
-  that holds recalls or grounded evidence, else into ``memory:claim:<claimHash>``; grounded evidence uses an existing
-  claim entry, else the key with the claim hash appended;
+  them floored, at least 1); a daily chunk (whose claim is that of its ``identity_snippet`` when given) folds into a
+  non-claim entry of the same claim that holds recalls or grounded evidence, else into ``memory:claim:<claimHash>``;
+  grounded evidence uses an existing claim entry, else the key with the claim hash appended;
 - a duplicate (the per-day flag set, the query already among ``queryHashes`` and the day among ``recallDays``) adds no
   signal and counts 0 towards ``maxScore``;
 - ``queryHashes`` and ``recallDays`` merge distinct, keeping the last 32 and 16; ``userQueryHashes`` takes the query of
   a ``recall`` only, so ingestion never passes for a user's question;
 - concept tags are derived again from the stored snippet (the old ones stay when none come out), provenance (the
-  hit's own, else the agent's) merges towards the least trusted origin, ``projectKey`` lists merge, ``claimHash`` is always written, ``firstRecalledAt`` and ``promotedAt`` are kept,
-  and a daily chunk or a recall folded into a claim entry keeps the entry's first path and lines.
+  hit's own, else the agent's) merges towards the least trusted origin, ``projectKey`` lists merge, ``claimHash`` is
+  always written, ``firstRecalledAt`` and ``promotedAt`` are kept, and a daily chunk or a recall folded into a claim
+  entry keeps the entry's first path and lines.
 
 With ``[recall] openclaw_compat = false`` two of this project's fixes apply (see :class:`RecordRules`). In both modes a
 hit whose note lies outside the workspace is never recorded, and fields this code does not know survive.
