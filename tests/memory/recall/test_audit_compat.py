@@ -158,6 +158,19 @@ def test_doctor_repair_removes_entries_whose_note_is_gone_as_openclaw_does(works
     assert list(signals) == ([] if compat else [gone["key"]])
 
 
+@pytest.mark.parametrize("compat", [True, False])
+def test_the_sweep_never_makes_a_candidate_of_another_source(workspace: Workspace, compat: bool) -> None:
+    """Repair must not rewrite ``source`` to ``memory`` before ranking: OpenClaw drops any other source on read."""
+    provenance = {"originClass": "owner", "sessionKind": "interactive", "observedAt": 1}
+    web = _entry("memory:memory/2026-04-04.md:1:1", "Router VLAN 10 from the web", source="web", provenance=provenance)
+    _write(workspace, {web["key"]: web})
+    note(workspace, "memory/2026-04-04.md", ["Router VLAN 10 from the web"])
+    config = DreamingConfig.from_mapping({"recall": {"openclaw_compat": compat}, "deep": {"min_score": 0}})
+    summary = deep_sleep_recall(workspace, config, now=NOW)
+    assert summary.ranking.candidates == () and summary.applied == () and not workspace.memory_md.exists()
+    assert summary.removed_invalid_entries == 1
+
+
 def test_repair_waits_for_an_active_lock(workspace: Workspace) -> None:
     _write(workspace, {"bad": {"path": ""}})
     lock = workspace.state_dir / "short-term-promotion.lock"
