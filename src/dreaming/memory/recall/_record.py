@@ -402,11 +402,6 @@ def _day(value: str | None, today: str) -> str:
     return match.group(1) if match else today
 
 
-def _num(entry: dict[str, Any], name: str) -> float:
-    value = entry.get(name)
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
-
-
 def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_compat: bool) -> list[str]:
     """Keep the store's best ``cap`` entries (:func:`enforce_retention`); return the evicted keys.
 
