@@ -25,7 +25,9 @@ def _entry(key: str, path: str, snippet: str, **extra: Any) -> dict[str, Any]:
         "recallCount": 4, "dailyCount": 0, "groundedCount": 0, "totalScore": 3.6, "maxScore": 0.95,
         "firstRecalledAt": "2026-04-02T09:00:00.000Z", "lastRecalledAt": "2026-04-04T09:00:00.000Z",
         "queryHashes": ["a1", "b2", "c3", "d4"], "recallDays": ["2026-04-02", "2026-04-03", "2026-04-04"],
-        "conceptTags": ["gateway", "loopback", "port"], **extra,
+        "conceptTags": ["gateway", "loopback", "port"],
+        # As 2026.9 records a search hit: without an owner or agent origin the sweep's consolidation filter holds it.
+        "provenance": {"originClass": "agent", "sessionKind": "unknown", "observedAt": 1775293200000}, **extra,
     }  # fmt: skip
 
 

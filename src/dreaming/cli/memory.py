@@ -158,18 +158,19 @@ def _register_recall(app: typer.Typer) -> None:
         workspace: WorkspaceOption = Path("."),
     ) -> None:
         """Say which recall store the workspace uses; audit (and with --repair, fix) it and its lock."""
-        ws, _ = open_workspace(workspace)
+        ws, config = open_workspace(workspace)
         moment = parse_now(now)
+        compat = config.recall.openclaw_compat
         payload: dict[str, Any] = {"store": asdict(describe_recall_store(ws, now=moment))}
         failed = None
         if repair:
             with refused_writes():
                 try:
-                    payload["repair"] = asdict(repair_recall_artifacts(ws, now=moment))
+                    payload["repair"] = asdict(repair_recall_artifacts(ws, now=moment, openclaw_compat=compat))
                 except RecallStoreError as exc:  # OpenClaw's database cannot be used: say so, and still audit
                     failed = str(exc)
                     payload["repair"] = {"error": failed}
-        payload["audit"] = asdict(audit_recall_artifacts(ws, now=moment))
+        payload["audit"] = asdict(audit_recall_artifacts(ws, now=moment, openclaw_compat=compat))
         if json_out:
             print_json(payload)
         else:

@@ -88,6 +88,18 @@ def put_entry(
     return row_key
 
 
+def put_entries(db: Path, workspace_dir: str, namespace: str, values: dict[str, Any], *, created_at: int = 1) -> None:
+    """Write many wrapped entries as OpenClaw does (logical key to payload), in one transaction."""
+    prefix = workspace_key(workspace_dir)
+    rows = [
+        ("memory-core", namespace, entry_key(prefix, key), wrapper(workspace_dir, key, value), created_at)
+        for key, value in values.items()
+    ]
+    with closing(sqlite3.connect(db)) as conn:
+        conn.executemany("INSERT OR REPLACE INTO plugin_state_entries VALUES (?, ?, ?, ?, ?, NULL)", rows)
+        conn.commit()
+
+
 def all_rows(db: Path) -> list[Row]:
     """Return every plugin-state row, in primary-key order."""
     with closing(sqlite3.connect(db)) as conn:

@@ -219,7 +219,7 @@ def test_size_budget_holds_back_what_would_lose_too_many_prior_entries(workspace
     )
     # dropping one of the two prior entries would lose 50% > 25%: the candidate waits, MEMORY.md is untouched
     summary = deep_sleep_recall(workspace, config, now=at("2026-04-25T10:00:00"))
-    assert summary.applied == () and summary.refused[0][1].startswith("memory budget (MEMORY.md budget exceeded (")
+    assert summary.applied == () and summary.refused[0][1].startswith("MEMORY.md budget exceeded (")
     assert _memory(workspace) == old and "promotedAt" not in entries(workspace)[0]
 
 

@@ -59,6 +59,7 @@ def _stale_lock(ws: Workspace, now_s: float) -> Path:
 def test_audit_and_repair_invalid_entry_and_stale_lock(workspace: Workspace) -> None:
     good = _entry("memory:memory/2026-04-04.md:1:1", "Omada router VLAN notes", conceptTags=[], recallDays=[])
     _write(workspace, {good["key"]: good, "bad": {"path": ""}})
+    note(workspace, "memory/2026-04-04.md", ["Omada router VLAN notes"])  # an entry whose note is gone is removed
     lock = _stale_lock(workspace, NOW.timestamp())
     audit = audit_recall_artifacts(workspace, now=NOW)
     assert audit.invalid_entry_count == 1
@@ -83,6 +84,7 @@ def test_over_limit_store_is_trimmed(workspace: Workspace) -> None:
     }  # fmt: skip
     big = {k.replace(":1:1", ":0:0") if k.endswith(":1:1") else k: v for k, v in big.items()}
     _write(workspace, big)
+    note(workspace, "memory/2026-04-04.md", ["Oversized recalls"])
     assert "recall-store-over-limit" in [i.code for i in audit_recall_artifacts(workspace, now=NOW).issues]
     repair = repair_recall_artifacts(workspace, now=NOW)
     assert repair.removed_overflow_entries == 3
@@ -98,6 +100,7 @@ def test_invalid_timestamps_fall_back_to_score(workspace: Workspace) -> None:
         for i in range(515)
     }  # fmt: skip
     _write(workspace, store)
+    note(workspace, "memory/2026-04-04.md", ["Entries"])
     repair_recall_artifacts(workspace, now=NOW)
     snippets = {e["snippet"] for e in entries(workspace)}
     assert "entry-0" not in snippets and "entry-514" in snippets
@@ -122,6 +125,7 @@ def test_blank_store_file_is_rewritten(workspace: Workspace) -> None:
 
 def test_healthy_store_is_byte_identical(workspace: Workspace) -> None:
     rec(workspace, "q", "memory/2026-04-04.md", 1, 1, 0.9, "Healthy fact.", NOW)
+    note(workspace, "memory/2026-04-04.md", ["Healthy fact."])
     before = workspace.recall_store.read_bytes()
     repair = repair_recall_artifacts(workspace, now=at("2026-04-09T00:00:00"))
     assert (repair.changed, repair.rewrote_store) == (False, False)
@@ -130,9 +134,41 @@ def test_healthy_store_is_byte_identical(workspace: Workspace) -> None:
 
 def test_openclaw_formatted_healthy_store_is_byte_identical(workspace: Workspace) -> None:
     _write(workspace, {"memory:memory/2026-04-04.md:1:1": _entry("memory:memory/2026-04-04.md:1:1", "Router VLAN 10")})
+    note(workspace, "memory/2026-04-04.md", ["Router VLAN 10"])
     before = workspace.recall_store.read_bytes()
     assert not repair_recall_artifacts(workspace, now=NOW).changed
     assert workspace.recall_store.read_bytes() == before
+
+
+@pytest.mark.parametrize("compat", [True, False])
+def test_doctor_repair_removes_entries_whose_note_is_gone_as_openclaw_does(workspace: Workspace, compat: bool) -> None:
+    """2026.9's repair (``memory status --fix``) drops an entry whose note is gone, and its phase signal."""
+    kept, gone = (_entry(f"memory:memory/2026-04-0{d}.md:1:1", f"Router fact {d}") for d in (3, 4))
+    _write(workspace, {kept["key"]: kept, gone["key"]: gone})
+    note(workspace, "memory/2026-04-03.md", ["Router fact 3"])
+    workspace.phase_signals.write_text(json.dumps({"version": 1, "entries": {
+        gone["key"]: {"key": gone["key"], "lightHits": 1, "remHits": 0, "lastLightAt": "2026-04-04T09:00:00.000Z"},
+    }}), encoding="utf-8")  # fmt: skip
+    audit = audit_recall_artifacts(workspace, now=NOW, openclaw_compat=compat)
+    assert ("recall-store-dangling" in [i.code for i in audit.issues]) is compat
+    repair = repair_recall_artifacts(workspace, now=NOW, openclaw_compat=compat)
+    assert repair.removed_dangling_entries == (1 if compat else 0)
+    assert [e["key"] for e in entries(workspace)] == [kept["key"]] + ([] if compat else [gone["key"]])
+    signals = json.loads(workspace.phase_signals.read_text(encoding="utf-8"))["entries"]
+    assert list(signals) == ([] if compat else [gone["key"]])
+
+
+@pytest.mark.parametrize("compat", [True, False])
+def test_the_sweep_never_makes_a_candidate_of_another_source(workspace: Workspace, compat: bool) -> None:
+    """Repair must not rewrite ``source`` to ``memory`` before ranking: OpenClaw drops any other source on read."""
+    provenance = {"originClass": "owner", "sessionKind": "interactive", "observedAt": 1}
+    web = _entry("memory:memory/2026-04-04.md:1:1", "Router VLAN 10 from the web", source="web", provenance=provenance)
+    _write(workspace, {web["key"]: web})
+    note(workspace, "memory/2026-04-04.md", ["Router VLAN 10 from the web"])
+    config = DreamingConfig.from_mapping({"recall": {"openclaw_compat": compat}, "deep": {"min_score": 0}})
+    summary = deep_sleep_recall(workspace, config, now=NOW)
+    assert summary.ranking.candidates == () and summary.applied == () and not workspace.memory_md.exists()
+    assert summary.removed_invalid_entries == 1
 
 
 def test_repair_waits_for_an_active_lock(workspace: Workspace) -> None:

@@ -6,7 +6,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dreaming.memory.recall._js import _fallback_key, js_round, locale_compare_key, to_fixed, utf16_len, utf16_truncate
+from dreaming.memory.recall._js import (
+    _fallback_key,
+    js_number_text,
+    js_round,
+    locale_compare_key,
+    to_fixed,
+    utf16_len,
+    utf16_truncate,
+)
 
 
 @pytest.mark.parametrize(
@@ -60,3 +68,16 @@ def test_locale_compare_key_sorts_punctuation_digits_letters_lowercase_first() -
     paths = ["memory/b.md", "memory/B.md", "memory/a.md", "memory/a-1.md", "memory/2026.md", "memory/a_1.md"]
     expected = ["memory/2026.md", "memory/a_1.md", "memory/a-1.md", "memory/a.md", "memory/b.md", "memory/B.md"]
     assert sorted(paths, key=locale_compare_key) == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (2, "2"), (2.0, "2"), (2.7, "2.7"), (0, "0"), (-0.0, "0"), (-3.25, "-3.25"), (0.1, "0.1"),
+        (1e-6, "0.000001"), (1e-7, "1e-7"), (1.5e-7, "1.5e-7"), (0.00001, "0.00001"),  # Python: 1e-05
+        (1e21, "1e+21"), (123456789012345678901.0, "123456789012345680000"), (10**22, "1e+22"),
+    ],
+)  # fmt: skip
+def test_number_text_is_what_string_of_a_number_gives_in_js(value: float, expected: str) -> None:
+    """``String(x)``: how OpenClaw spells a hit's raw line numbers in a recall key (``:2.7:0``)."""
+    assert js_number_text(value) == expected

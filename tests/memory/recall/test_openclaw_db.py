@@ -196,14 +196,18 @@ def test_phase_signals_live_in_their_namespace_and_zero_hit_entries_are_dropped(
     workspace: Workspace, install: OpenClawInstall
 ) -> None:
     root = str(workspace.root)
+    for key in ("a", "never-lit"):  # phase signals are kept only for keys the recall store holds
+        put_entry(install.db, root, RECALL, key, entry(key, snippet=f"Fact {key}.", recallCount=1))
     put_entry(install.db, root, PHASE, "zero", {"key": "zero", "lightHits": 0, "remHits": 0})
-    record_phase_signals(workspace, phase="light", keys=["a"], now=NOW)
+    put_entry(install.db, root, PHASE, "gone", {"key": "gone", "lightHits": 2, "remHits": 0})
+    record_phase_signals(workspace, phase="light", keys=["a", "not-stored"], now=NOW)
     record_rem_considered(workspace, keys=["a", "never-lit"], now=at("2026-04-15T04:00:00"))
     assert read_phase_signals(workspace) == {
         "a": {"key": "a", "lightHits": 1, "remHits": 0, "lastLightAt": "2026-04-15T03:00:00.000Z",
               "lastRemConsideredAt": "2026-04-15T04:00:00.000Z"},
     }  # fmt: skip
-    assert [k for k, _ in entries_in(install.db, root, PHASE)] == ["a"]  # the zero-hit rows are gone
+    # The zero-hit rows (never-lit's considered stamp too) and the signal of a key the store lacks are gone.
+    assert [k for k, _ in entries_in(install.db, root, PHASE)] == ["a"]
     assert ("phase", {"updatedAt": "2026-04-15T04:00:00.000Z"}) in entries_in(install.db, root, META)
     assert not workspace.phase_signals.exists()
 

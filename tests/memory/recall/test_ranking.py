@@ -14,6 +14,7 @@ from dreaming.memory import Workspace
 from dreaming.memory.recall import (
     GroundedItem,
     deep_sleep_recall,
+    promote_short_term_recalls,
     rank_short_term_candidates,
     read_light_staged_keys,
     record_grounded_short_term_candidates,
@@ -72,7 +73,9 @@ def test_daily_only_signals_never_clear_the_default_gate(workspace: Workspace) -
     for day in ("2026-04-01", "2026-04-02", "2026-04-03"):
         _daily_day(workspace, day)
     result = rank_short_term_candidates(workspace, DeepConfig(), now=at("2026-04-03T10:01:00"))
-    assert result.candidates == () and result.skipped == ((f"memory:{PATH}:1:2", "min_unique_queries"),)
+    # A daily signal that no recall owns is filed under its claim key (2026.9, reference §6).
+    claim_key = claim_entry_key(claim_hash(GLACIER))
+    assert result.candidates == () and result.skipped == ((claim_key, "min_unique_queries"),)
     open_gate = DeepConfig(min_unique_queries=0, min_score=0)
     (c,) = rank_short_term_candidates(workspace, open_gate, now=at("2026-04-03T10:01:00")).candidates
     assert (c.recall_count, c.daily_count, c.unique_queries) == (0, 3, 0)
@@ -137,10 +140,14 @@ def test_fresh_rem_signal_beats_stale(workspace: Workspace) -> None:
 
 def test_light_staged_keys_until_rem_considers_them(workspace: Workspace) -> None:
     now = at("2026-04-05T10:00:00")
-    record_phase_signals(workspace, phase="light", keys=["a", "b"], now=now)
-    record_phase_signals(workspace, phase="rem", keys=["b"], now=now + timedelta(minutes=1))
-    assert read_light_staged_keys(workspace) == {"a"}
-    record_rem_considered(workspace, keys=["a"], now=now + timedelta(minutes=2))
+    for key, line in (("a", 1), ("b", 2)):
+        rec(workspace, "q", PATH, line, line, 0.9, f"Fact {key}.", now)
+    a, b = f"memory:{PATH}:1:1", f"memory:{PATH}:2:2"
+    record_phase_signals(workspace, phase="light", keys=[a, b, "not-recalled"], now=now)
+    record_phase_signals(workspace, phase="rem", keys=[b], now=now + timedelta(minutes=1))
+    # Only keys the recall store holds get phase signals (2026.9's updatePhaseSignals).
+    assert read_light_staged_keys(workspace) == {a}
+    record_rem_considered(workspace, keys=[a], now=now + timedelta(minutes=2))
     assert read_light_staged_keys(workspace) == set()
 
 
@@ -177,9 +184,13 @@ def test_remove_grounded_only_entries(workspace: Workspace) -> None:
     ]  # fmt: skip
     record_grounded_short_term_candidates(workspace, items, now=now)
     rec(workspace, "live", PATH, 2, 2, 0.8, "Grounded and recalled.", now)
+    keys = [e["key"] for e in entries(workspace)]
+    record_phase_signals(workspace, phase="light", keys=keys, now=now)
     assert remove_grounded_short_term_candidates(workspace, now=now) == 1
     (left,) = entries(workspace)
     assert (left["groundedCount"], left["recallCount"]) == (2, 1)
+    # As OpenClaw's removeGroundedShortTermCandidates: the signals of keys the store no longer holds are pruned.
+    assert list(json.loads(workspace.phase_signals.read_text())["entries"]) == [left["key"]]
 
 
 def test_contaminated_entry_already_in_store_is_not_ranked(workspace: Workspace) -> None:
@@ -352,3 +363,24 @@ def test_ranking_sees_the_512_entries_a_read_keeps() -> None:
     result = rank_entries(stored, {}, DeepConfig(min_score=0, limit=1000), now=NOW_RANK)
     assert len(result.candidates) == 512
     assert result.skipped == (("k000", "over_cap"), ("k001", "over_cap"), ("k002", "over_cap"))
+
+
+def test_promote_ranks_a_duplicate_recall_day_once_without_compat(workspace: Workspace) -> None:
+    """``dreaming promote`` ranks with [recall] openclaw_compat: OpenClaw counts a stored duplicate day in n."""
+    note(workspace, PATH, [GLACIER])
+    for query in ("a", "b"):
+        rec(workspace, query, PATH, 1, 1, 0.9, GLACIER, at("2026-04-01T10:00:00"))
+    doc = json.loads(workspace.recall_store.read_text())
+    (entry,) = doc["entries"].values()
+    entry["recallDays"] = ["2026-04-01", "2026-04-01", "2026-04-03"]  # a hand merge: one day twice
+    workspace.recall_store.write_text(json.dumps(doc))
+    consolidation = {}
+    for compat in (True, False):
+        config = DreamingConfig.from_mapping({"recall": {"openclaw_compat": compat}})
+        summary = promote_short_term_recalls(workspace, config, now=at("2026-04-03T10:00:00"))
+        (c,) = summary.ranking.candidates
+        assert summary.applied == ()  # two recalls: held at apply, so the next run ranks it again
+        consolidation[compat] = round(c.components.consolidation, 3)
+    # n = 3 (ln 3 / ln 5) against n = 2 (ln 2 / ln 5), both over a 2-day span.
+    assert consolidation == {True: round(0.55 * math.log(3) / math.log(5) + 0.45 * 2 / 7, 3),
+                             False: round(0.55 * math.log(2) / math.log(5) + 0.45 * 2 / 7, 3)}  # fmt: skip

@@ -15,6 +15,7 @@ from dreaming.memory import Workspace
 from dreaming.memory.recall import (
     GroundedItem,
     RecallResult,
+    RecordRules,
     rank_short_term_candidates,
     record_grounded_short_term_candidates,
     record_short_term_recalls,
@@ -182,19 +183,23 @@ def test_eight_processes_lose_nothing(workspace: Workspace) -> None:
     assert not (workspace.state_dir / "short-term-promotion.lock").exists()
 
 
-def test_retention_evicts_ingestion_only_entries_first(workspace: Workspace) -> None:
-    """Deliberate difference from OpenClaw (#150635): its 512 cap keeps the newest entries, so 600 fresh zero-recall
-    ingestion entries would evict the 5 older entries that were genuinely recalled. Ours evicts ingestion-only first."""
+@pytest.mark.parametrize(("compat", "real_kept"), [(True, 0), (False, 5)])
+def test_retention_evicts_ingestion_only_entries_first_without_compat(
+    workspace: Workspace, compat: bool, real_kept: int
+) -> None:
+    """OpenClaw's 512 cap keeps the newest entries, so 600 fresh zero-recall ingestion entries evict the 5 older
+    entries that were genuinely recalled (#150635); with ``openclaw_compat = false`` ingestion-only entries go first."""
     for i in range(5):
         rec(workspace, f"real-{i}", "memory/2026-04-01.md", i + 1, i + 1, 0.9, f"Genuine fact {i}.", T0)
     daily = [RecallResult("memory/2026-04-02.md", i + 1, i + 1, 0.62, f"Ingested chunk {i}.") for i in range(600)]
     record_short_term_recalls(
-        workspace, query="__dreaming_daily__:2026-04-04", results=daily, now=T0 + timedelta(days=1), signal_type="daily"
-    )
+        workspace, query="__dreaming_daily__:2026-04-04", results=daily, now=T0 + timedelta(days=1),
+        signal_type="daily", rules=RecordRules(compat=compat),
+    )  # fmt: skip
     kept = entries(workspace)
     assert len(kept) == 512
-    assert sum(1 for e in kept if e["recallCount"] > 0) == 5
-    assert sum(1 for e in kept if e["dailyCount"] > 0) == 507
+    assert sum(1 for e in kept if e["recallCount"] > 0) == real_kept
+    assert sum(1 for e in kept if e["dailyCount"] > 0) == 512 - real_kept
 
 
 def test_timezone_day_bucket(workspace: Workspace) -> None:

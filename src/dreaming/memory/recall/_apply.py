@@ -30,9 +30,17 @@ from dreaming.memory.recall._contamination import (
     line_range_overlaps_dreaming_fence,
 )
 from dreaming.memory.recall._ingest import heading_contexts, note_snippet
-from dreaming.memory.recall._js import js_round, locale_compare_key, to_fixed, utf16_len, utf16_truncate
+from dreaming.memory.recall._js import (
+    js_collapse_whitespace,
+    js_round,
+    js_trim,
+    js_trim_end,
+    locale_compare_key,
+    to_fixed,
+    utf16_len,
+    utf16_truncate,
+)
 from dreaming.memory.recall._ranking import Candidate
-from dreaming.memory.recall._record import js_trim, js_trim_end, normalize_snippet
 
 __all__ = [
     "MEMORY_PREAMBLE",
@@ -87,7 +95,7 @@ _FENCE_END = re.compile(r"<!--\s*openclaw:dreaming:[a-z][a-z0-9-]*:end\s*-->", r
 
 def _range_text(lines: Sequence[str], start: int, end: int) -> str:
     first, last = max(0, start - 1), min(len(lines), end)
-    return normalize_snippet(" ".join(lines[first:last])) if first < last else ""
+    return js_collapse_whitespace(" ".join(lines[first:last])) if first < last else ""
 
 
 def _marker_free_text(lines: Sequence[str], start: int, end: int) -> str:
@@ -100,7 +108,7 @@ def _marker_free_text(lines: Sequence[str], start: int, end: int) -> str:
         text = _LIST_MARKER.sub("", trimmed, count=1)
         stripped.append((text, text != trimmed))
     joiner = "; " if len(stripped) > 1 and all(marked for _, marked in stripped) else " "
-    return normalize_snippet(joiner.join(text for text, _ in stripped))
+    return js_collapse_whitespace(joiner.join(text for text, _ in stripped))
 
 
 def _is_generic_heading(heading: str) -> bool:
@@ -111,7 +119,7 @@ def _is_generic_heading(heading: str) -> bool:
 def _heading_of(line: str) -> str | None:
     match = _HEADING_LINE.match(js_trim(line))
     heading = js_trim(_LIST_MARKER.sub("", match.group(1), count=1)) if match else ""
-    normalized = normalize_snippet(heading)
+    normalized = js_collapse_whitespace(heading)
     if not normalized or _SHORT_TERM_BASENAME.match(normalized) or _is_generic_heading(normalized):
         return None
     return normalized
@@ -148,10 +156,10 @@ def _target_body(target: str, body: str) -> str | None:
     """Return the part of ``target`` after one of its ``: `` that ``body`` starts with (a heading the note lost)."""
     if not target or not body or target == body or body.startswith(target):
         return None
-    normalized_body = normalize_snippet(body)
+    normalized_body = js_collapse_whitespace(body)
     at = target.find(": ")
     while at > 0:
-        candidate = normalize_snippet(target[at + 2 :])
+        candidate = js_collapse_whitespace(target[at + 2 :])
         if candidate and normalized_body.startswith(candidate):
             return candidate
         at = target.find(": ", at + 2)
@@ -168,7 +176,7 @@ def relocate_candidate_range(lines: Sequence[str], snippet: str, start: int, end
     holds the snippet, 1 the snippet holds it), then the nearest start, then the span closest to the recorded one,
     and the first found on a full tie.
     """
-    target = normalize_snippet(snippet)
+    target = js_collapse_whitespace(snippet)
     preferred = max(1, end - start + 1)
     if not target:
         fallback = _range_text(lines, start, end)
@@ -188,7 +196,7 @@ def relocate_candidate_range(lines: Sequence[str], snippet: str, start: int, end
             plain_q = _compare(target, plain)
             free = _marker_free_text(lines, first, last)
             heading = headings[first]
-            with_heading = normalize_snippet(f"{heading}: {free}") if heading and free else free
+            with_heading = js_collapse_whitespace(f"{heading}: {free}") if heading and free else free
             free_q = 0 if free == plain else _compare(target, free)
             context_q = 0 if with_heading == free else _compare(target, with_heading)
             body = _target_body(target, free)
@@ -282,7 +290,7 @@ def format_promoted_snippet(snippet: str, max_tokens: int) -> str:
     The cut falls at the last ``. ``, ``! `` or ``? `` when that is at least 55% into the limit, else at the last space
     when that is at least 65% in, else at the limit; ``...`` follows.
     """
-    text = js_trim(re.sub(r"^[-*+] +", "", normalize_snippet(snippet or "(no snippet captured)"), count=1))
+    text = js_trim(re.sub(r"^[-*+] +", "", js_collapse_whitespace(snippet or "(no snippet captured)"), count=1))
     text = text or "(no snippet captured)"
     limit = max(0, max_tokens) * _CHARS_PER_TOKEN
     if limit == 0 or utf16_len(text) <= limit:
@@ -309,7 +317,7 @@ def _from_units(units: str) -> str:
 
 def _trigger(tag: str) -> str:
     # One line without comment marks or list separators, at most 64 code points.
-    single = normalize_snippet(re.sub(r"[\r\n,;]+", " ", re.sub(r"<!--|-->", " ", tag)))
+    single = js_collapse_whitespace(re.sub(r"[\r\n,;]+", " ", re.sub(r"<!--|-->", " ", tag)))
     return js_trim_end(single[:_MAX_TRIGGER_CHARS])
 
 

@@ -1,12 +1,15 @@
 """Doctor for the recall artifacts: audit the store and its lock, and repair what can be repaired.
 
-Repair normalizes every entry (distinct query hashes and days, counters floored, snippets cut to 800 characters,
-missing concept tags and days derived), drops invalid and contaminated entries and the overflow past 512 (entries with
-real recalls kept first), and removes a stale lock. A healthy store is left byte-identical.
+Repair is OpenClaw 2026.9's ``repairShortTermPromotionArtifacts`` (:func:`sweep_repair`), which both ``dreaming doctor
+--repair`` and the nightly sweep run: the store read through OpenClaw's normalizer, concept tags derived again (the
+derived list replaces the stored one unless it is empty), recall days made distinct with the day of
+``lastRecalledAt`` appended, entries whose note is gone removed with their phase signals, the 512 cap; the store is
+rewritten only when that changes anything, and a stale lock is removed. The audit counts what that repair would do.
 
-The nightly sweep repairs as OpenClaw 2026.9's ``repairShortTermPromotionArtifacts`` does (:func:`sweep_repair`):
-concept tags derived again (the derived list replaces the stored one unless it is empty), recall days made distinct
-with the day of ``lastRecalledAt`` appended, entries whose note is gone removed with their phase signals, the 512 cap.
+With ``[recall] openclaw_compat = false`` repair is this project's normalization instead (distinct query hashes and
+days, counters floored, snippets cut to 800 characters, missing concept tags and days derived, invalid and
+contaminated entries dropped, the overflow past 512 with real recalls kept first); the sweep then removes entries whose
+note is gone as well. In both modes a healthy store is left byte-identical.
 """
 
 from __future__ import annotations
@@ -14,25 +17,27 @@ from __future__ import annotations
 import errno
 import json
 import math
-from collections.abc import Iterable
+import re
+import sys
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from dreaming.memory._decode import parse_json_bytes
-from dreaming.memory.files import atomic_write_json
 from dreaming.memory.recall._concepts import derive_concept_tags, script_of
 from dreaming.memory.recall._contamination import is_contaminated_snippet
-from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
-from dreaming.memory.recall._record import (
+from dreaming.memory.recall._js import js_trim
+from dreaming.memory.recall._normalize import (
     MAX_ENTRIES,
     MAX_QUERY_HASHES,
     MAX_RECALL_DAYS,
-    MAX_SNIPPET_CHARS,
-    apply_retention,
-    merge_recent_distinct,
+    MAX_SNIPPET_UNITS,
+    normalize_recall_store,
+    normalize_store_in_place,
 )
+from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path
+from dreaming.memory.recall._phase_signals import remove_phase_signals
+from dreaming.memory.recall._record import apply_retention, merge_recent_distinct
 from dreaming.memory.recall._store import (
     RecallStore,
     format_iso,
@@ -97,6 +102,8 @@ class AuditReport:
     """Entries mixing Latin and CJK."""
     other_entry_count: int
     """Everything else."""
+    dangling_entry_count: int = 0
+    """Entries whose note no longer exists (repair removes them; counted with ``openclaw_compat``)."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -113,6 +120,8 @@ class RepairReport:
     """Entries dropped to respect the 512-entry cap."""
     removed_stale_lock: bool
     """A stale lock file was deleted."""
+    removed_dangling_entries: int = 0
+    """Entries dropped because their note is gone (with ``openclaw_compat``)."""
 
 
 def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
@@ -127,6 +136,8 @@ def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
     start, end = entry.get("startLine"), entry.get("endLine")
     if not isinstance(path, str) or not path.strip() or not is_short_term_path(path):
         return None
+    if entry.get("source") != "memory":
+        return None  # OpenClaw reads only memory-corpus entries; another source must not become a candidate
     if not isinstance(snippet, str) or not snippet.strip() or is_contaminated_snippet(snippet):
         return None
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in (start, end)):
@@ -134,8 +145,8 @@ def normalize_entry(key: str, entry: Any) -> dict[str, Any] | None:
     out = dict(entry)
     out["key"] = entry.get("key") if isinstance(entry.get("key"), str) and entry.get("key") else key
     out["source"] = "memory"
-    if len(snippet) > MAX_SNIPPET_CHARS:
-        out["snippet"] = snippet[:MAX_SNIPPET_CHARS]
+    if len(snippet) > MAX_SNIPPET_UNITS:
+        out["snippet"] = snippet[:MAX_SNIPPET_UNITS]
     for name in ("recallCount", "dailyCount", "groundedCount"):
         value = entry.get(name, 0)
         if not (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
@@ -169,7 +180,7 @@ def _normalized(store: RecallStore) -> tuple[dict[str, dict[str, Any]], int, int
         else:
             entries[key] = norm
     trimmed = RecallStore(entries=entries)
-    overflow = len(apply_retention(trimmed, MAX_ENTRIES))
+    overflow = len(apply_retention(trimmed, MAX_ENTRIES, openclaw_compat=False))
     return trimmed.entries, invalid, overflow
 
 
@@ -180,8 +191,12 @@ def _script(text: str) -> str:
     return "mixed" if cjk and latin else "cjk" if cjk else "latin" if latin else "other"
 
 
-def audit_recall_artifacts(ws: Workspace, *, now: datetime) -> AuditReport:
-    """Inspect the recall store and its lock without changing anything."""
+def audit_recall_artifacts(ws: Workspace, *, now: datetime, openclaw_compat: bool = True) -> AuditReport:
+    """Inspect the recall store and its lock without changing anything.
+
+    With ``openclaw_compat`` entries are judged as OpenClaw's audit judges them: invalid is what its read normalizer
+    drops, dangling an entry whose note is gone, over the limit a store of more than 512 normalized entries.
+    """
     issues: list[AuditIssue] = []
     store = read_store(ws, now=now)
     if store.problem == "empty":
@@ -191,13 +206,24 @@ def audit_recall_artifacts(ws: Workspace, *, now: datetime) -> AuditReport:
     elif store.problem:
         msg = f"Recall store is {store.problem}."
         issues.append(AuditIssue(severity="error", code="recall-store-unreadable", message=msg, fixable=True))
-    entries, invalid, overflow = _normalized(store)
+    dangling = 0
+    if openclaw_compat:
+        entries = normalize_recall_store(store.entries, now=now, cap=sys.maxsize).entries
+        invalid = len(store.entries) - len(entries)
+        dangling = sum(1 for e in entries.values() if not _note_exists(ws, e["path"]))
+        oversized = len(entries) > MAX_ENTRIES
+    else:
+        entries, invalid, overflow = _normalized(store)
+        oversized = bool(overflow) or any(
+            len(str(e.get("snippet", ""))) > MAX_SNIPPET_UNITS for e in store.entries.values() if isinstance(e, dict)
+        )
     if invalid:
         msg = f"{invalid} recall entr{'y is' if invalid == 1 else 'ies are'} invalid."
         issues.append(AuditIssue(severity="warn", code="recall-store-invalid", message=msg, fixable=True))
-    if overflow or any(
-        len(str(e.get("snippet", ""))) > MAX_SNIPPET_CHARS for e in store.entries.values() if isinstance(e, dict)
-    ):
+    if dangling:
+        msg = f"{dangling} recall entr{'y names a note that is' if dangling == 1 else 'ies name notes that are'} gone."
+        issues.append(AuditIssue(severity="warn", code="recall-store-dangling", message=msg, fixable=True))
+    if oversized:
         msg = f"Recall store holds {len(store.entries)} entries (limit {MAX_ENTRIES}) or oversized snippets."
         issues.append(AuditIssue(severity="warn", code="recall-store-over-limit", message=msg, fixable=True))
     lock = promotion_lock_path(ws)
@@ -225,6 +251,7 @@ def audit_recall_artifacts(ws: Workspace, *, now: datetime) -> AuditReport:
         cjk_entry_count=scripts.count("cjk"),
         mixed_entry_count=scripts.count("mixed"),
         other_entry_count=scripts.count("other"),
+        dangling_entry_count=dangling,
     )
 
 
@@ -236,17 +263,27 @@ def repair_in_place(store: RecallStore) -> tuple[bool, int, int]:
     return changed, invalid, overflow
 
 
-def repair_recall_artifacts(ws: Workspace, *, now: datetime) -> RepairReport:
-    """Remove a stale lock, then (under the lock) rewrite the store normalized when that changes anything."""
+def repair_recall_artifacts(ws: Workspace, *, now: datetime, openclaw_compat: bool = True) -> RepairReport:
+    """Remove a stale lock, then (under the lock) repair the store and rewrite it when that changes anything.
+
+    With ``openclaw_compat`` the repair is OpenClaw's (:func:`sweep_repair`, which also drops the phase signals of the
+    entries it removes); without it, this project's normalization (:func:`repair_in_place`).
+    """
     lock = promotion_lock_path(ws)
     removed_lock = False
     if lock_is_stale(lock, now_s=now.timestamp()):
         lock.unlink(missing_ok=True)
         removed_lock = True
     exists = recall_store_exists(ws, now=now)  # the JSON file, or OpenClaw's rows when the store is SQLite
+    dangling = 0
     with short_term_lock(ws):
         store = read_store(ws, now=now, move_unreadable=True)
-        changed, invalid, overflow = repair_in_place(store)
+        if openclaw_compat:
+            fixed = sweep_repair(ws, store, now=now, write_signals=exists)
+            changed, invalid, overflow = fixed.changed, fixed.removed_invalid_entries, fixed.removed_overflow_entries
+            dangling = fixed.removed_dangling_entries
+        else:
+            changed, invalid, overflow = repair_in_place(store)
         rewrote = bool(exists and changed)
         if rewrote:
             write_store(ws, store, now=now)
@@ -256,6 +293,7 @@ def repair_recall_artifacts(ws: Workspace, *, now: datetime) -> RepairReport:
         removed_invalid_entries=invalid,
         removed_overflow_entries=overflow,
         removed_stale_lock=removed_lock,
+        removed_dangling_entries=dangling,
     )
 
 
@@ -290,53 +328,32 @@ def _note_exists(ws: Workspace, path: str) -> bool:
     return False
 
 
-def _iso_day(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    text = value.strip()
-    return text[:10] if len(text) >= 10 and text[4] == "-" and text[7] == "-" and text[:4].isdigit() else None
-
-
-def _drop_phase_signals(ws: Workspace, keys: Iterable[str], now: datetime) -> None:
-    """Remove the phase signals of removed entries from ``phase-signals.json``. Call under the lock."""
-    doomed = set(keys)
-    try:
-        doc = parse_json_bytes(ws.phase_signals.read_bytes())
-    except (FileNotFoundError, ValueError):
-        return
-    entries = doc.get("entries") if isinstance(doc, dict) else None
-    if not isinstance(entries, dict) or not doomed & set(entries):
-        return
-    doc["entries"] = {k: v for k, v in entries.items() if k not in doomed}
-    doc["updatedAt"] = format_iso(now)
-    atomic_write_json(ws.phase_signals, doc)
-
-
 def sweep_repair(
     ws: Workspace, store: RecallStore, *, now: datetime, compat: bool = True, write_signals: bool = True
 ) -> SweepRepair:
     """Repair ``store`` in memory as the nightly sweep does, and drop the phase signals of removed entries.
 
-    With ``compat`` this is OpenClaw 2026.9's repair (module docstring); without it this project's normalization
+    With ``compat`` this is OpenClaw 2026.9's ``repairShortTermPromotionArtifacts`` (module docstring): the store read
+    through OpenClaw's normalizer (without the cap), concept tags derived again, recall days made distinct with the day
+    of ``lastRecalledAt``, entries whose note is gone removed, the 512 cap; ``changed`` when anything was removed or
+    the result differs from the normalized read. Without ``compat``, this project's normalization
     (:func:`repair_in_place`), then the same removal of entries whose note is gone. Call under the lock; the caller
     writes the store when ``changed``. ``write_signals=False`` (a dry run) leaves the phase signals alone.
     """
     if compat:
-        before = json.dumps(store.entries, sort_keys=False, default=str)
+        stored = len(store.entries)
+        normalize_store_in_place(store, now=now, cap=sys.maxsize)
+        invalid = max(0, stored - len(store.entries))
+        before = json.dumps(store.entries, ensure_ascii=False)
+        fallback = format_iso(now)[:10]
         entries: dict[str, dict[str, Any]] = {}
-        invalid = 0
-        fallback = now.astimezone(UTC).date().isoformat()
         for key, entry in store.entries.items():
-            if normalize_entry(key, entry) is None:
-                invalid += 1
-                continue
-            tags = derive_concept_tags(str(entry["path"]), str(entry["snippet"]))
-            stored = entry.get("conceptTags")
-            day = _iso_day(entry.get("lastRecalledAt")) or fallback
+            tags = derive_concept_tags(entry["path"], entry["snippet"])
+            day = _iso_day(entry["lastRecalledAt"]) or fallback
             entries[key] = {
                 **entry,
-                "recallDays": merge_recent_distinct(entry.get("recallDays"), day, MAX_RECALL_DAYS),
-                "conceptTags": tags or (stored if isinstance(stored, list) else []),
+                "recallDays": merge_recent_distinct(entry["recallDays"], day, MAX_RECALL_DAYS),
+                "conceptTags": tags or entry["conceptTags"],
             }
         store.entries = entries
         changed = store.problem is not None or invalid > 0
@@ -346,13 +363,19 @@ def sweep_repair(
     gone = [key for key, entry in store.entries.items() if not _note_exists(ws, str(entry.get("path", "")))]
     for key in gone:
         del store.entries[key]
-    overflow = len(apply_retention(store, MAX_ENTRIES))
+    overflow = len(apply_retention(store, MAX_ENTRIES, openclaw_compat=compat))
     if compat:
-        changed = changed or json.dumps(store.entries, sort_keys=False, default=str) != before
+        changed = changed or json.dumps(store.entries, ensure_ascii=False) != before
     changed = changed or bool(gone) or overflow > 0
     if gone and write_signals:
-        _drop_phase_signals(ws, gone, now)
+        remove_phase_signals(ws, gone, now=now)
     return SweepRepair(
         changed=changed, removed_invalid_entries=invalid, removed_dangling_entries=len(gone),
         removed_overflow_entries=overflow,
     )  # fmt: skip
+
+
+def _iso_day(value: str) -> str | None:
+    # OpenClaw's ``normalizeIsoDay``: the leading ``YYYY-MM-DD`` of the trimmed text.
+    match = re.match(r"([0-9]{4}-[0-9]{2}-[0-9]{2})", js_trim(value))
+    return match.group(1) if match else None

@@ -8,6 +8,9 @@
   too; with ``[recall] openclaw_compat = false`` they are promoted, since a JSON store written before 2026.9 has no
   provenance at all (OpenClaw #123361: migrated stores stuck on their old working set).
 
+Both read the store as OpenClaw reads it (normalized and capped), and what apply writes back is that store with its
+updates, as OpenClaw's ``writeStore`` writes it. The sweep ranks the store as repair left it, read back.
+
 Apply, under the short-term lock (reference §7): candidates refreshed from the store, the gates re-checked in
 OpenClaw's order, each rehydrated from its live note (:func:`relocate_candidate_range`), candidates already marked in
 MEMORY.md reconciled, the rest appended (:func:`budgeted_memory_append`) or held back for the budget, then the store
@@ -47,11 +50,12 @@ from dreaming.memory.recall._apply import (
 from dreaming.memory.recall._audit import SweepRepair, note_candidates, sweep_repair
 from dreaming.memory.recall._contamination import is_contaminated_snippet
 from dreaming.memory.recall._js import to_fixed, utf16_len
+from dreaming.memory.recall._normalize import normalize_project_keys, normalize_store_in_place, truncate_snippet
 from dreaming.memory.recall._paths import readable_note
 from dreaming.memory.recall._phase_signals import read_phase_signals
 from dreaming.memory.recall._phases import phase_report_path
 from dreaming.memory.recall._ranking import Candidate, RankingResult, rank_entries
-from dreaming.memory.recall._record import apply_retention, day_bucket_for, normalize_project_keys
+from dreaming.memory.recall._record import apply_retention, day_bucket_for
 from dreaming.memory.recall._store import RecallStore, format_iso, parse_iso, read_store, short_term_lock, write_store
 from dreaming.memory.workspace import Workspace
 
@@ -96,7 +100,7 @@ class PromotionSummary:
     """Promotions, appended or reconciled."""
     refused: tuple[tuple[str, str], ...]
     """``(key, reason)`` for candidates apply held back, with OpenClaw's reasons (``score threshold (...)``,
-    ``source rehydration failed``, ``memory budget (...)``, ...) or this project's (``holds_secret``)."""
+    ``source rehydration failed``, ``MEMORY.md budget exceeded (...)``, ...) or this project's (``holds_secret``)."""
     appended: int
     """New bullets written to MEMORY.md."""
     reconciled_existing: int
@@ -302,8 +306,13 @@ def _apply(
             refused.append((c.key, outcome))
         else:
             plans.append(outcome)
+    order = {c.key: n for n, c in enumerate(candidates)}
+
+    def in_candidate_order(found: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted(found, key=lambda item: order.get(item[0], len(order))))  # as OpenClaw lists them
+
     if not plans:
-        return _Applied(applied=(), refused=tuple(refused), appended=0, reconciled=0, compacted=())
+        return _Applied(applied=(), refused=in_candidate_order(refused), appended=0, reconciled=0, compacted=())
     current = _read_memory_md(ws, report)
     marked = extract_promotion_keys(current)
     already = [p for p in plans if p.candidate.key in marked]
@@ -317,7 +326,7 @@ def _apply(
         fraction = config.deep.max_prior_entry_loss_fraction
         content, dropped = budgeted_memory_append(current, section, budget, fraction)
         if budget > 0 and utf16_len(content) > budget:
-            reason = f"memory budget (MEMORY.md budget exceeded ({utf16_len(content)} > {budget} chars))"
+            reason = f"MEMORY.md budget exceeded ({utf16_len(content)} > {budget} chars)"
             refused += [(p.candidate.key, reason) for p in fresh]
             dropped = []
         else:
@@ -329,10 +338,12 @@ def _apply(
     for plan in done:
         entry = store.entries.get(plan.candidate.key)
         if isinstance(entry, dict):
-            entry.update(startLine=plan.start_line, endLine=plan.end_line, snippet=plan.text, promotedAt=stamp)
+            # The stored snippet keeps the 800-unit cap OpenClaw's writeStore applies to every entry.
+            entry.update(startLine=plan.start_line, endLine=plan.end_line, snippet=truncate_snippet(plan.text),
+                         promotedAt=stamp)  # fmt: skip
     if not dry_run:
         previous = parse_iso(store.updated_at)
-        apply_retention(store)
+        apply_retention(store, openclaw_compat=compat)
         write_store(ws, store, now=max(now, previous) if previous else now)
     fresh_keys = {p.candidate.key for p in fresh}
     applied = tuple(
@@ -342,7 +353,7 @@ def _apply(
         )
         for p in done
     )  # fmt: skip
-    return _Applied(applied=applied, refused=tuple(refused), appended=appended, reconciled=len(already),
+    return _Applied(applied=applied, refused=in_candidate_order(refused), appended=appended, reconciled=len(already),
                     compacted=tuple(dropped))  # fmt: skip
 
 
@@ -400,9 +411,12 @@ def promote_short_term_recalls(
         config.deep, min_score=0.0, min_recall_count=0, min_unique_queries=0, max_age_days=-1.0, limit=sys.maxsize
     )
     gates = _Gates.of(config.deep, limit=limit, consolidation=False)
+    compat = config.recall.openclaw_compat
     with short_term_lock(ws, wait_s=max(10.0, config.lock_timeout_seconds)):
         store = read_store(ws, now=now, move_unreadable=True)
-        ranking = rank_entries(store.entries, read_phase_signals(ws), ungated, now=now)
+        normalize_store_in_place(store, now=now, openclaw_compat=compat)
+        signals = read_phase_signals(ws, now=now)
+        ranking = rank_entries(store.entries, signals, ungated, now=now, openclaw_compat=compat)
         done = _apply(ws, config, store, ranking.candidates, gates, now=now, day=day, dry_run=False, report=report)
     if done.applied:
         record_event(ws.events, "memory.promotion.applied", now, applied=len(done.applied), appended=done.appended)
@@ -429,7 +443,11 @@ def deep_sleep_recall(
         repair = sweep_repair(ws, store, now=now, compat=compat, write_signals=not dry_run)
         if repair.changed and not dry_run:
             write_store(ws, store, now=now)
-        ranking = rank_entries(store.entries, read_phase_signals(ws), config.deep, now=now)
+            # Rank what is stored now, in the order it is read back (OpenClaw's ranking reads the store anew).
+            store = read_store(ws, now=now)
+        normalize_store_in_place(store, now=now, openclaw_compat=compat)
+        signals = read_phase_signals(ws, now=now)
+        ranking = rank_entries(store.entries, signals, config.deep, now=now, openclaw_compat=compat)
         done = _apply(ws, config, store, ranking.candidates, gates, now=now, day=day, dry_run=dry_run, report=None)
         return ranking, done, repair
 

@@ -30,6 +30,7 @@ __all__ = [
     "js_collapse_whitespace",
     "js_date_parse_ms",
     "js_number",
+    "js_number_text",
     "js_round",
     "js_trim",
     "js_trim_end",
@@ -52,6 +53,34 @@ def to_fixed(value: float, digits: int) -> str:
         return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
     # ``-0`` prints without its sign in JS, but a negative value that rounds to zero keeps it ("-0.000").
     return str(Decimal(value or 0.0).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def js_number_text(value: float) -> str:
+    """Return ``String(value)`` for a number: the shortest round-trip digits, in JS's plain or exponent form.
+
+    JS prints an integral value below 1e21 as an integer (``2.0 -> '2'``), a magnitude from 1e-6 up to 1e21 in plain
+    decimals and anything else as ``d.ddde+N`` (``1e-7``, ``1.5e+21``).
+    """
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) < 10**21:
+        return str(value)
+    number = float(value)
+    if not math.isfinite(number):
+        return "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")
+    if number == 0:
+        return "0"
+    sign, digits, exponent = Decimal(repr(number)).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    point = len(text) + int(exponent)  # JS's n: the decimal point sits after n digits
+    if len(text) <= point <= 21:
+        body = text + "0" * (point - len(text))
+    elif 0 < point <= 21:
+        body = f"{text[:point]}.{text[point:]}"
+    elif -6 < point <= 0:
+        body = f"0.{'0' * -point}{text}"
+    else:
+        mantissa = text[0] + (f".{text[1:]}" if len(text) > 1 else "")
+        body = f"{mantissa}e{'+' if point - 1 >= 0 else '-'}{abs(point - 1)}"
+    return ("-" if sign else "") + body
 
 
 def utf16_len(text: str) -> int:

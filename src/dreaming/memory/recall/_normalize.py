@@ -51,7 +51,7 @@ from dreaming.memory.recall._js import (
     utf16_truncate,
 )
 from dreaming.memory.recall._paths import is_session_corpus_path, normalize_memory_path
-from dreaming.memory.recall._store import format_iso
+from dreaming.memory.recall._store import RecallStore, format_iso
 
 __all__ = [
     "DROP_CONTAMINATED",
@@ -70,8 +70,10 @@ __all__ = [
     "enforce_retention",
     "js_object_order",
     "normalize_phase_signals",
+    "normalize_project_keys",
     "normalize_recall_entry",
     "normalize_recall_store",
+    "normalize_store_in_place",
     "truncate_snippet",
 ]
 
@@ -203,7 +205,8 @@ def _line(entry: Mapping[str, Any], name: str) -> int | None:
     return int(value) if math.isfinite(value) and value.is_integer() else None
 
 
-def _project_keys(value: object) -> str | None:
+def normalize_project_keys(value: object) -> str | None:
+    """Return OpenClaw's normalized ``projectKey`` list: distinct, ``; ``-joined, a remote owner lower-cased."""
     if not isinstance(value, str):
         return None
     keys: dict[str, None] = {}
@@ -324,7 +327,7 @@ def _finish(screened: _Screened, entry: dict[str, Any], now_iso: str) -> dict[st
         out["provenance"] = _provenance(provenance, last, now_iso)
     if claim:
         out["claimHash"] = claim
-    project = _project_keys(entry.get("projectKey"))
+    project = normalize_project_keys(entry.get("projectKey"))
     if project:
         out["projectKey"] = project
     promoted = entry.get("promotedAt")
@@ -436,6 +439,20 @@ def normalize_recall_store(
     dropped.extend(DroppedEntry(key=source_of[k], reason=DROP_OVER_CAP) for k in evicted)
     entries = {k: _finish(screened[k], stored[k], now_iso) for k in kept}
     return NormalizedStore(entries=entries, dropped=tuple(dropped))
+
+
+def normalize_store_in_place(
+    store: RecallStore, *, now: datetime, openclaw_compat: bool = True, cap: int = MAX_ENTRIES
+) -> NormalizedStore:
+    """Make ``store`` hold what OpenClaw's ``readStore`` yields: its entries normalized and capped; return that read.
+
+    Every read-modify-write starts here, so that what it writes back is the normalized store with its changes, as
+    OpenClaw's ``writeStore`` writes it (derived concept tags, the ``userQueryHashes`` fallback, provenance...).
+    Unknown fields are kept. ``cap`` ``sys.maxsize`` normalizes without the cap (repair caps after its own steps).
+    """
+    read = normalize_recall_store(store.entries, now=now, openclaw_compat=openclaw_compat, cap=cap)
+    store.entries = read.entries
+    return read
 
 
 def _hits(value: object) -> int:

@@ -18,6 +18,7 @@ from dreaming.config import DreamingConfig
 from dreaming.memory.files import InputReport, atomic_write_text
 from dreaming.memory.recall._contamination import is_unpromotable_snippet
 from dreaming.memory.recall._ingest import IngestReport, ingest_daily_notes
+from dreaming.memory.recall._normalize import normalize_recall_store
 from dreaming.memory.recall._paths import readable_note
 from dreaming.memory.recall._phase_signals import read_light_staged_keys, record_phase_signals, record_rem_considered
 from dreaming.memory.recall._ranking import _count
@@ -108,6 +109,12 @@ def _avg(entry: dict[str, Any]) -> float:
     return min(1.0, max(0.0, value / max(1, _signals(entry))))
 
 
+def _read(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, dict[str, Any]]:
+    # The entries as every OpenClaw reader sees them (normalized, capped): the keys phase signals may be counted for.
+    stored = read_store(ws, now=now).entries
+    return normalize_recall_store(stored, now=now, openclaw_compat=config.recall.openclaw_compat).entries
+
+
 def _recent(ws: Workspace, entries: dict[str, Any], today: date, lookback: int) -> dict[str, dict[str, Any]]:
     oldest = (today - timedelta(days=lookback)).isoformat()
     out: dict[str, dict[str, Any]] = {}
@@ -139,7 +146,7 @@ def light_sleep_recall(
     ingest = ingest_daily_notes(
         ws, now=now, timezone=config.timezone, limit=config.deep.limit, report=report, rules=rules
     )
-    entries = _recent(ws, read_store(ws, now=now).entries, date.fromisoformat(day), LIGHT_LOOKBACK_DAYS)
+    entries = _recent(ws, _read(ws, config, now), date.fromisoformat(day), LIGHT_LOOKBACK_DAYS)
 
     def order(item: tuple[str, dict[str, Any]]) -> tuple[float, int]:
         moment = parse_iso(item[1].get("lastRecalledAt"))
@@ -193,7 +200,7 @@ def _truth_confidence(entry: dict[str, Any]) -> float:
 def rem_sleep_recall(ws: Workspace, config: DreamingConfig, *, now: datetime) -> RecallPhaseSummary:
     """Reflect on the week's recalls: themes and possible lasting truths; write the REM report and REM signals."""
     day = day_bucket_for(now, config.timezone)
-    recent = _recent(ws, read_store(ws, now=now).entries, date.fromisoformat(day), REM_LOOKBACK_DAYS)
+    recent = _recent(ws, _read(ws, config, now), date.fromisoformat(day), REM_LOOKBACK_DAYS)
     staged = read_light_staged_keys(ws) & set(recent)
     pool = {k: recent[k] for k in sorted(staged)} if staged else recent
     limit = max(1, config.deep.limit)

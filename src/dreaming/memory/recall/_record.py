@@ -1,22 +1,25 @@
 """Record search hits in the recall store: OpenClaw 2026.9's ``recordShortTermRecalls``, one rule for every signal.
 
 A ``recall`` is an organic search hit, ``daily`` an ingested chunk of a daily note, ``grounded`` backfilled evidence.
-One call is one locked read-modify-write of the store; :func:`record_recall_batch` folds many queries into one, which
-is how bulk recording stays fast without changing the format.
+One call is one locked read-modify-write of the store as OpenClaw reads it (normalized and capped: what is written back
+is that store with the new signals, as OpenClaw's ``writeStore`` writes it); :func:`record_recall_batch` folds many
+queries into one, which is how bulk recording stays fast without changing the format.
 
 The rule, as OpenClaw 2026.9 applies it (reference §6):
 
 - the key: a recall uses an existing ``memory:claim:<claimHash>`` entry, else ``memory:<path>:<s>:<e>:<claimHash>``
-  when that entry exists, else ``memory:<path>:<s>:<e>``; a daily chunk folds into a non-claim entry of the same claim
-  that holds recalls or grounded evidence, else into ``memory:claim:<claimHash>``; grounded evidence uses an existing
-  claim entry, else the key with the claim hash appended;
+  when that entry exists, else ``memory:<path>:<s>:<e>`` with the hit's lines as given (``:2.7:0``; the entry stores
+  them floored, at least 1); a daily chunk (whose claim is that of its ``identity_snippet`` when given) folds into a
+  non-claim entry of the same claim that holds recalls or grounded evidence, else into ``memory:claim:<claimHash>``;
+  grounded evidence uses an existing claim entry, else the key with the claim hash appended;
 - a duplicate (the per-day flag set, the query already among ``queryHashes`` and the day among ``recallDays``) adds no
   signal and counts 0 towards ``maxScore``;
 - ``queryHashes`` and ``recallDays`` merge distinct, keeping the last 32 and 16; ``userQueryHashes`` takes the query of
   a ``recall`` only, so ingestion never passes for a user's question;
-- concept tags are derived again from the stored snippet (the old ones stay when none come out), provenance merges
-  towards the least trusted origin, ``claimHash`` is always written, ``firstRecalledAt`` and ``promotedAt`` are kept,
-  and a daily chunk or a recall folded into a claim entry keeps the entry's first path and lines.
+- concept tags are derived again from the stored snippet (the old ones stay when none come out), provenance (the
+  hit's own, else the agent's) merges towards the least trusted origin, ``projectKey`` lists merge, ``claimHash`` is
+  always written, ``firstRecalledAt`` and ``promotedAt`` are kept, and a daily chunk or a recall folded into a claim
+  entry keeps the entry's first path and lines.
 
 With ``[recall] openclaw_compat = false`` two of this project's fixes apply (see :class:`RecordRules`). In both modes a
 hit whose note lies outside the workspace is never recorded, and fields this code does not know survive.
@@ -27,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,9 +40,23 @@ from zoneinfo import ZoneInfo
 from dreaming.memory.files import record_event
 from dreaming.memory.recall._concepts import derive_concept_tags
 from dreaming.memory.recall._contamination import is_contaminated_snippet
-from dreaming.memory.recall._js import utf16_len, utf16_truncate
-from dreaming.memory.recall._normalize import enforce_retention
-from dreaming.memory.recall._paths import is_short_term_path, normalize_memory_path, readable_note
+from dreaming.memory.recall._js import js_collapse_whitespace, js_number_text, js_trim
+from dreaming.memory.recall._normalize import (
+    MAX_ENTRIES,
+    MAX_QUERY_HASHES,
+    MAX_RECALL_DAYS,
+    enforce_retention,
+    normalize_project_keys,
+    normalize_store_in_place,
+    truncate_snippet,
+)
+from dreaming.memory.recall._paths import (
+    is_session_corpus_path,
+    is_short_term_path,
+    normalize_memory_path,
+    readable_note,
+)
+from dreaming.memory.recall._phase_signals import prune_phase_signals
 from dreaming.memory.recall._store import (
     RecallStore,
     clamp_unit,
@@ -52,10 +69,6 @@ from dreaming.memory.search._search import SearchHit
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
-    "MAX_ENTRIES",
-    "MAX_QUERY_HASHES",
-    "MAX_RECALL_DAYS",
-    "MAX_SNIPPET_CHARS",
     "OPENCLAW_RULES",
     "ORIGIN_CLASSES",
     "GroundedItem",
@@ -67,40 +80,40 @@ __all__ = [
     "claim_hash",
     "day_bucket_for",
     "entry_key",
+    "merge_project_keys",
     "merge_provenance",
     "merge_recent_distinct",
-    "normalize_project_keys",
-    "normalize_snippet",
     "now_ms",
     "query_hash",
     "record_grounded_short_term_candidates",
     "record_recall_batch",
     "record_short_term_recalls",
     "remove_grounded_short_term_candidates",
-    "truncate_snippet",
 ]
 
-MAX_QUERY_HASHES = 32
-MAX_RECALL_DAYS = 16
-MAX_SNIPPET_CHARS = 800
-"""The stored snippet's cap, in UTF-16 code units as JS counts them."""
-MAX_ENTRIES = 512
 ORIGIN_CLASSES = ("owner", "agent", "system", "untrusted")
 """Provenance origins from most to least trusted; a merge keeps the later of the two."""
 
 SignalType = Literal["recall", "daily", "grounded"]
 
-# JS ``\s`` (what ``String.prototype.trim`` and OpenClaw's ``/\s+/g`` match): not Python's ``str.split()`` set, which
-# adds U+001C..U+001F and U+0085 and leaves out U+FEFF. Snippet and query hashes depend on the exact set.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_JS_RUNS = re.compile(f"[{_JS_SPACE}]+")
-_JS_EDGES = re.compile(f"^[{_JS_SPACE}]+|[{_JS_SPACE}]+$")
-_JS_END = re.compile(f"[{_JS_SPACE}]+$")
 _ISO_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
-RecallResult = SearchHit
-"""One search hit handed to the recorder: the search's own hit type."""
+@dataclass(frozen=True, slots=True)
+class RecallResult(SearchHit):
+    """One hit handed to the recorder: a search hit, with what OpenClaw's callers may add to one.
+
+    A plain :class:`~dreaming.memory.search.SearchHit` is recorded as one of these with none of the extras.
+    """
+
+    identity_snippet: str | None = None
+    """For a daily signal: the text whose claim hash identifies it (the chunk without its heading), if not the
+    snippet."""
+    provenance: Mapping[str, Any] | None = None
+    """Where the hit came from (``originClass``, ``sessionKind``, ``observedAt``); by default the agent, an unknown
+    session kind, now."""
+    project_key: str | None = None
+    """The project(s) the hit belongs to (``;``-separated), merged into the entry's."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -109,8 +122,9 @@ class RecordRules:
 
     ``compat=False`` keeps a workspace's recall days sorted, so that the 16 kept are the 16 newest even when a signal
     is recorded for an earlier day than one already stored (ingestion that buckets by a note's own date wrote such
-    days: OpenClaw #67061). Organic searches de-duplicate per query and day under ``compat=False`` (that choice is the
-    caller's: :func:`dreaming.tools.search_and_record`).
+    days: OpenClaw #67061), and when the 512 cap bites it evicts entries without a real recall or grounded evidence
+    first (OpenClaw #150635). Organic searches de-duplicate per query and day under ``compat=False`` (that choice is
+    the caller's: :func:`dreaming.tools.search_and_record`).
     """
 
     compat: bool = True
@@ -127,7 +141,7 @@ class RecallQuery:
 
     query: str
     """The query text (hashed, never stored)."""
-    results: Sequence[RecallResult]
+    results: Sequence[SearchHit]
     """Its hits."""
     signal_type: Literal["recall", "daily"] = "recall"
     """``recall`` for organic search, ``daily`` for ingestion."""
@@ -159,28 +173,6 @@ class GroundedItem:
     """The day it counts for, when not today."""
 
 
-def js_trim(text: str) -> str:
-    """Return ``text.trim()`` as JS trims (its whitespace set, not Python's)."""
-    return _JS_EDGES.sub("", text)
-
-
-def js_trim_end(text: str) -> str:
-    """Return ``text.trimEnd()`` as JS trims."""
-    return _JS_END.sub("", text)
-
-
-def normalize_snippet(snippet: str) -> str:
-    """Return OpenClaw's ``normalizeSnippet``: trimmed, every whitespace run one space (JS's whitespace set)."""
-    return _JS_RUNS.sub(" ", js_trim(snippet))
-
-
-def truncate_snippet(snippet: str) -> str:
-    """Cut a snippet to 800 UTF-16 code units (never splitting a surrogate pair) and trim its end, as OpenClaw does."""
-    if utf16_len(snippet) <= MAX_SNIPPET_CHARS:
-        return snippet
-    return js_trim_end(utf16_truncate(snippet, MAX_SNIPPET_CHARS))
-
-
 def query_hash(query: str) -> str:
     """Return ``sha1(trim(lower(query)))[:12]``."""
     return hashlib.sha1(js_trim(query).lower().encode("utf-8")).hexdigest()[:12]
@@ -188,7 +180,7 @@ def query_hash(query: str) -> str:
 
 def claim_hash(snippet: str) -> str:
     """Return ``sha1(normalized snippet)[:12]``: the identity of a claim whatever lines it sits on."""
-    return hashlib.sha1(normalize_snippet(snippet).encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha1(js_collapse_whitespace(snippet).encode("utf-8")).hexdigest()[:12]
 
 
 def entry_key(path: str, start_line: int, end_line: int, claim: str | None = None) -> str:
@@ -254,21 +246,10 @@ def _js_max(a: object, b: object) -> Any:
     return max(a, b)
 
 
-def normalize_project_keys(value: object) -> str | None:
-    """Return OpenClaw's normalized ``projectKey`` list: distinct, ``; ``-joined, a remote owner lower-cased."""
-    if not isinstance(value, str):
-        return None
-    keys: dict[str, None] = {}
-    for raw in value.split(";"):
-        key = js_trim(raw)
-        if not key or re.search(r"[\r\n<>]", key):
-            continue
-        slash = key.find("/")
-        if key.startswith("path:") or slash < 1:
-            keys[key] = None
-        else:
-            keys[key[:slash].lower() + key[slash:]] = None
-    return "; ".join(keys) if keys else None
+def merge_project_keys(*values: object) -> str | None:
+    """Return OpenClaw's ``mergeProjectKeyLists``: every list normalized, joined, normalized again."""
+    parts = [key for key in (normalize_project_keys(v) for v in values) if key]
+    return normalize_project_keys(";".join(parts))
 
 
 def _count(value: object) -> int:
@@ -317,6 +298,11 @@ class _Signal:
     kind: SignalType
     dedupe: bool
     count: int = 1
+    lines_text: str = ""
+    """``<start>:<end>`` as the hit gave them (JS number text): a plain recall key keeps them unfloored."""
+    identity: str | None = None
+    provenance: Mapping[str, Any] | None = None
+    project_key: str | None = None
 
 
 def _choose_key(store: RecallStore, signal: _Signal, claim: str) -> tuple[str, bool]:
@@ -337,15 +323,17 @@ def _choose_key(store: RecallStore, signal: _Signal, claim: str) -> tuple[str, b
     claimed = entry_key(signal.path, signal.start, signal.end, claim)
     if signal.kind != "recall" or claimed in entries:
         return claimed, False
-    return entry_key(signal.path, signal.start, signal.end), False
+    # OpenClaw builds the plain key from the hit as given: its line numbers unfloored (``:2.7:0``).
+    return f"memory:{signal.path}:{signal.lines_text}", False
 
 
 def _apply_signal(store: RecallStore, signal: _Signal, *, moment: datetime, rules: RecordRules) -> str:
     """Fold one signal into its entry (OpenClaw's update rule); return the entry's key."""
     stamp, observed = format_iso(moment), now_ms(moment)
-    raw = normalize_snippet(signal.snippet)
+    raw = js_collapse_whitespace(signal.snippet)
     snippet = truncate_snippet(raw)
-    claim = claim_hash(raw)
+    # A daily chunk is identified by its text without the heading it was read under, when the caller says which.
+    claim = claim_hash(signal.identity if signal.kind == "daily" and signal.identity is not None else raw)
     key, folded = _choose_key(store, signal, claim)
     found = store.entries.get(key)
     existing: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -358,11 +346,9 @@ def _apply_signal(store: RecallStore, signal: _Signal, *, moment: datetime, rule
     if signal.kind == "recall":
         user_hashes = merge_recent_distinct(user_hashes or [], signal.qhash, MAX_QUERY_HASHES)
     tags = derive_concept_tags(signal.path, snippet)
-    provenance = merge_provenance(
-        existing.get("provenance") if existing else None,
-        {"originClass": "agent", "sessionKind": "unknown", "observedAt": observed},
-    )
-    project = normalize_project_keys(existing.get("projectKey"))
+    incoming = signal.provenance or {"originClass": "agent", "sessionKind": "unknown", "observedAt": observed}
+    provenance = merge_provenance(existing.get("provenance") if existing else None, dict(incoming))
+    project = merge_project_keys(existing.get("projectKey"), signal.project_key)
     repeated = (signal.dedupe or signal.kind == "daily") and signal.qhash in hashes_before
     last = _or(existing.get("lastRecalledAt"), stamp) if repeated and existing.get("snippet") == snippet else stamp
     keep_source = bool(existing) and (signal.kind == "daily" or folded)
@@ -401,6 +387,11 @@ _OWN_FIELDS = frozenset(
 """The fields the update rule writes (or, for ``userQueryHashes``, ``projectKey`` and ``promotedAt``, may omit)."""
 
 
+def _line(value: float) -> int:
+    # ``Math.max(1, Math.floor(line))``.
+    return max(1, math.floor(value)) if math.isfinite(value) else 1
+
+
 def _or(value: object, default: str) -> Any:
     # JS ``value ?? default``: only a missing value (None) falls back.
     return default if value is None else value
@@ -411,16 +402,11 @@ def _day(value: str | None, today: str) -> str:
     return match.group(1) if match else today
 
 
-def _num(entry: dict[str, Any], name: str) -> float:
-    value = entry.get(name)
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else 0.0
-
-
-def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_compat: bool = False) -> list[str]:
+def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_compat: bool) -> list[str]:
     """Keep the store's best ``cap`` entries (:func:`enforce_retention`); return the evicted keys.
 
-    Writers here still evict entries without real recalls first unless told ``openclaw_compat``; reads cap as
-    ``[recall] openclaw_compat`` says.
+    ``openclaw_compat`` is ``[recall] openclaw_compat``: OpenClaw's order, or entries without a real recall evicted
+    first (#150635).
     """
     entries = {k: v if isinstance(v, dict) else {} for k, v in store.entries.items()}  # read as they would be
     kept, evicted = enforce_retention(entries, cap=cap, openclaw_compat=openclaw_compat)
@@ -430,24 +416,31 @@ def apply_retention(store: RecallStore, cap: int = MAX_ENTRIES, *, openclaw_comp
 
 
 @contextmanager
-def _updating_store(ws: Workspace, now: datetime) -> Iterator[RecallStore]:
-    """Hold the store's lock over one read-modify-write: read it, let the caller change it, cap it and write it."""
+def _updating_store(ws: Workspace, now: datetime, rules: RecordRules) -> Iterator[RecallStore]:
+    """Hold the store's lock over one read-modify-write: read it normalized, let the caller change it, cap, write.
+
+    The store is read as OpenClaw's ``readStore`` reads it (normalized and capped), so what is written back is the
+    normalized store with the caller's changes, as OpenClaw's ``writeStore`` writes it.
+    """
     with short_term_lock(ws):
         store = read_store(ws, now=now, move_unreadable=True)
+        normalize_store_in_place(store, now=now, openclaw_compat=rules.compat)
         yield store
-        apply_retention(store)
+        apply_retention(store, openclaw_compat=rules.compat)
         write_store(ws, store, now=now)
 
 
-def _accepts(ws: Workspace, result: RecallResult) -> bool:
-    # A hit is recorded only from short-term memory, with something to say that is not dreaming's own output, and
-    # never from a note whose real path is outside the workspace (a symbolic link out of it): in both modes.
-    raw = normalize_snippet(result.snippet)
+def _accepts(ws: Workspace, result: SearchHit, *, grounded: bool = False) -> bool:
+    # A hit is recorded only from short-term memory, with something to say that is not dreaming's own output (a
+    # session corpus is made of raw ``User:`` turns: those pass, except as grounded evidence), and never from a note
+    # whose real path is outside the workspace (a symbolic link out of it): in both modes.
+    raw = js_collapse_whitespace(result.snippet)
+    session = not grounded and is_session_corpus_path(result.path)
     return (
         result.source == "memory"
         and is_short_term_path(result.path)
         and bool(raw)
-        and not is_contaminated_snippet(raw)
+        and not is_contaminated_snippet(raw, allow_transcript_turn=session)
         and readable_note(ws, result.path) is not None
     )
 
@@ -471,14 +464,19 @@ def record_recall_batch(
         return 0
     today = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with _updating_store(ws, now) as store:
+    with _updating_store(ws, now, rules) as store:
         for q, hits in accepted:
             qhash = query_hash(q.query)
             for hit in hits:
+                extra = hit if isinstance(hit, RecallResult) else None
+                identity = extra.identity_snippet if extra else None
                 signal = _Signal(
-                    path=normalize_memory_path(hit.path), start=max(1, int(hit.start_line)),
-                    end=max(1, int(hit.end_line)), snippet=hit.snippet, score=clamp_unit(hit.score), qhash=qhash,
-                    day=_day(q.day_bucket, today), kind=q.signal_type, dedupe=q.dedupe_by_query_per_day,
+                    path=normalize_memory_path(hit.path), start=_line(hit.start_line), end=_line(hit.end_line),
+                    snippet=hit.snippet, score=clamp_unit(hit.score), qhash=qhash, day=_day(q.day_bucket, today),
+                    kind=q.signal_type, dedupe=q.dedupe_by_query_per_day,
+                    lines_text=f"{js_number_text(hit.start_line)}:{js_number_text(hit.end_line)}",
+                    identity=js_collapse_whitespace(identity) if identity is not None else None,
+                    provenance=extra.provenance if extra else None, project_key=extra.project_key if extra else None,
                 )  # fmt: skip
                 touched.add(_apply_signal(store, signal, moment=now, rules=rules))
     if event:
@@ -490,7 +488,7 @@ def record_short_term_recalls(
     ws: Workspace,
     *,
     query: str,
-    results: Sequence[RecallResult],
+    results: Sequence[SearchHit],
     now: datetime,
     timezone: str = "UTC",
     signal_type: Literal["recall", "daily"] = "recall",
@@ -514,34 +512,44 @@ def record_grounded_short_term_candidates(
     rules: RecordRules = OPENCLAW_RULES,
 ) -> int:
     """Record grounded evidence: ``groundedCount += signal_count``, ``totalScore += score * signal_count``."""
-    usable = [i for i in items if _accepts(ws, RecallResult(i.path, i.start_line, i.end_line, i.score, i.snippet))]
+    usable = [
+        i
+        for i in items
+        if _accepts(ws, RecallResult(i.path, i.start_line, i.end_line, i.score, i.snippet), grounded=True)
+    ]
     if not usable:
         return 0
     today = day_bucket_for(now, timezone)
     touched: set[str] = set()
-    with _updating_store(ws, now) as store:
+    with _updating_store(ws, now, rules) as store:
         for item in usable:
             signal = _Signal(
-                path=normalize_memory_path(item.path), start=max(1, item.start_line), end=max(1, item.end_line),
+                path=normalize_memory_path(item.path), start=_line(item.start_line), end=_line(item.end_line),
                 snippet=item.snippet, score=clamp_unit(item.score),
-                qhash=query_hash(normalize_snippet(item.query) or item.query), day=_day(item.day_bucket, today),
+                qhash=query_hash(js_collapse_whitespace(item.query) or item.query), day=_day(item.day_bucket, today),
                 kind="grounded", dedupe=dedupe_by_query_per_day, count=max(1, int(item.signal_count)),
             )  # fmt: skip
             touched.add(_apply_signal(store, signal, moment=now, rules=rules))
     return len(touched)
 
 
-def remove_grounded_short_term_candidates(ws: Workspace, *, now: datetime) -> int:
-    """Delete entries whose only signals are grounded ones (rollback of a backfill); return how many."""
+def remove_grounded_short_term_candidates(ws: Workspace, *, now: datetime, rules: RecordRules = OPENCLAW_RULES) -> int:
+    """Delete entries whose only signals are grounded ones (rollback of a backfill); return how many.
+
+    As OpenClaw's ``removeGroundedShortTermCandidates``: the store read normalized, and when anything goes, it is
+    written back with the phase signals of keys it no longer holds pruned.
+    """
     with short_term_lock(ws):
         store = read_store(ws, now=now)
+        normalize_store_in_place(store, now=now, openclaw_compat=rules.compat)
         doomed = [
             key
             for key, e in store.entries.items()
-            if _num(e, "groundedCount") > 0 and _num(e, "recallCount") == 0 and _num(e, "dailyCount") == 0
+            if e["groundedCount"] > 0 and e["recallCount"] == 0 and e["dailyCount"] == 0
         ]
         for key in doomed:
             del store.entries[key]
         if doomed:
             write_store(ws, store, now=now)
+            prune_phase_signals(ws, known=set(store.entries), now=now)
     return len(doomed)
