@@ -11,6 +11,10 @@ PACKAGE = Path(dreaming.__file__).parent
 GATEWAY = PACKAGE / "llm" / "gateway.py"
 CLIENT_MODULES = ("openai", "langchain_openai", "anthropic", "langchain_anthropic", "langchain_community")
 CONSTRUCTORS = {"ChatOpenAI", "AzureChatOpenAI", "init_chat_model", "OpenAI", "AsyncOpenAI", "ChatAnthropic"}
+WORDS = {
+    ("memory/recall/_concepts.py", "openai"): "a term of OpenClaw's concept-tag glossary: the word, not the module"
+}
+"""String constants that spell a client module's name as data, each with why (every other such constant fails)."""
 
 
 def _is_client(module: str) -> bool:
@@ -33,6 +37,8 @@ def violations(path: Path) -> list[str]:
         elif isinstance(node, ast.Attribute) and node.attr in CONSTRUCTORS:
             found.append(f"uses .{node.attr}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _is_client(node.value):
+            if path.is_relative_to(PACKAGE) and (path.relative_to(PACKAGE).as_posix(), node.value) in WORDS:
+                continue
             found.append(f"names module {node.value!r}")  # importlib.import_module("openai") and friends
     return [f"{path.relative_to(path.parents[len(path.parents) - 1])}:{f}" for f in found]
 

@@ -10,6 +10,7 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
+import dreaming
 from dreaming.cli import app as cli_app
 from dreaming.config import load_config
 from dreaming.memory import Workspace
@@ -28,6 +29,16 @@ def pages(demo_workspace: Workspace) -> dict[str, str]:
     return {name: site.render(name) for name, _ in PAGES}
 
 
+def _definition_of(line: str) -> str:
+    """Return ``path:line`` of the source line that binds a constant, as research cites it."""
+    verdicts = Path(dreaming.__file__).parent / "memory" / "verdicts"
+    for path in sorted(verdicts.glob("*.py")):
+        for number, text in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if text == line:
+                return f"src/dreaming/memory/verdicts/{path.name}:{number}"
+    raise AssertionError(f"{line!r} is bound nowhere")
+
+
 def test_each_page_shows_what_the_night_did(pages: dict[str, str]) -> None:
     dreams, patterns, memory, research, budget = (pages[n] for n, _ in PAGES)
     assert "reviewed 4,512" in dreams and "scored 18 buckets, 5 pass" in dreams
@@ -36,7 +47,7 @@ def test_each_page_shows_what_the_night_did(pages: dict[str, str]) -> None:
     assert patterns.count("<svg") == 2  # NASDAQ at 7 and 30 days
     assert "score 0.7936 &lt; 0.8" in patterns  # the nearest miss and the gate it missed
     assert "Promoted From Short-Term Memory" in memory and "already promoted" in memory
-    assert "K_FLAT = 1.0" in research and "src/dreaming/memory/verdicts/_rem.py:35" in research
+    assert "K_FLAT = 1.0" in research and _definition_of("K_FLAT = 1.0") in research
     assert 'class="hit"' in research  # the evidence line itself is shown
     assert 'class="cap"' in budget and "not used: no OPENAI_API_KEY in the environment" in budget
 

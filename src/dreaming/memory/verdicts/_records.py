@@ -8,11 +8,27 @@ from typing import Any
 
 from dreaming.memory.verdicts._prices import parse_date
 
-__all__ = ["VERDICTS", "WINDOWS", "VerdictKey", "check_verdict_line", "future_day", "future_message"]
+__all__ = [
+    "FLAT_CAP_PCT",
+    "K_FLAT",
+    "SIZE_SATURATION",
+    "VERDICTS",
+    "WINDOWS",
+    "VerdictKey",
+    "check_verdict_line",
+    "future_day",
+    "future_message",
+]
 
 VERDICTS = ("BUY", "ACCUMULATE", "HOLD", "TRIM", "SELL")
 WINDOWS = (7, 30)
 """The outcome windows, in calendar days. Others (for example 1d) are ignored: the seed's horizon illusion."""
+K_FLAT = 1.0
+"""A HOLD is a hit when the move stays under ``K_FLAT * atr_pct * sqrt(window)``: fixed, never learned (Goodhart)."""
+FLAT_CAP_PCT = 8.0
+"""The flat band never exceeds this many percent."""
+SIZE_SATURATION = 10
+"""The size term of the score reaches 1 at this many samples."""
 
 
 VerdictKey = tuple[date, str, str, bool]

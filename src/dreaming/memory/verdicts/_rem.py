@@ -17,7 +17,14 @@ from dreaming.memory.files import InputReport, atomic_write_json
 from dreaming.memory.verdicts._candidates import VerdictCandidate, candidate_slug, passes_gate
 from dreaming.memory.verdicts._handoff import SignalLines, drop_future, no_lines, take_over
 from dreaming.memory.verdicts._prices import REGIMES, price_fingerprints
-from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, check_verdict_line
+from dreaming.memory.verdicts._records import (
+    FLAT_CAP_PCT,
+    K_FLAT,
+    SIZE_SATURATION,
+    VERDICTS,
+    WINDOWS,
+    check_verdict_line,
+)
 from dreaming.memory.verdicts._stream import bulk_objects, is_number, read_objects
 from dreaming.memory.verdicts._tallies import BucketTally, RemTally, save_tallies
 from dreaming.memory.workspace import Workspace
@@ -32,13 +39,6 @@ __all__ = [
     "rem_sleep_verdicts",
     "score_bucket",
 ]
-
-K_FLAT = 1.0
-"""A HOLD is a hit when the move stays under ``K_FLAT * atr_pct * sqrt(window)``: fixed, never learned (Goodhart)."""
-FLAT_CAP_PCT = 8.0
-"""The flat band never exceeds this many percent."""
-SIZE_SATURATION = 10
-"""The size term of the score reaches 1 at this many samples."""
 
 # Outcome classes.
 HIT, MISSED_UP, AVOIDED_DOWN, WRONG_WAY = "hit", "missed_up", "avoided_down", "wrong_way"

@@ -40,7 +40,15 @@ import msgspec
 
 from dreaming.memory.files import InputReport, atomic_write_json, move_aside, read_state
 from dreaming.memory.verdicts._prices import ATR_DAYS, MIN_REGIME_ROWS, REGIMES, SLOPE_LOOKBACK, SMA_DAYS
-from dreaming.memory.verdicts._records import VERDICTS, WINDOWS, future_day, future_message
+from dreaming.memory.verdicts._records import (
+    FLAT_CAP_PCT,
+    K_FLAT,
+    SIZE_SATURATION,
+    VERDICTS,
+    WINDOWS,
+    future_day,
+    future_message,
+)
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -69,9 +77,6 @@ _TAIL_BYTES = 64 * 1024
 @functools.cache
 def constants() -> str:
     """Return a digest of every fixed number the tallies are computed with: a code change to one recomputes them."""
-    # Imported here: _rem imports this module.
-    from dreaming.memory.verdicts._rem import FLAT_CAP_PCT, K_FLAT, SIZE_SATURATION
-
     fixed = {
         "format": TALLIES_VERSION,
         "K_FLAT": K_FLAT,
