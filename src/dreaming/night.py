@@ -10,8 +10,6 @@ LangGraph, the graph, the gateway and the research tools are imported by the fun
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import json
 import os
@@ -41,7 +39,6 @@ from dreaming.memory import (
     sweep_orphan_temps,
 )
 from dreaming.memory.gaps import list_gaps
-from dreaming.memory.recall import check_recall_store_confined
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -168,6 +165,8 @@ def _checkpoints_usable(ws: Workspace, now: datetime, notes: list[str]) -> None:
 
 async def _acquire_off_loop(lock: ConsolidationLock) -> None:
     """Take ``lock`` in a worker thread; a caller cancelled while waiting releases it once the thread gets it."""
+    import asyncio
+
     taking = asyncio.ensure_future(asyncio.to_thread(lock.acquire))
     try:
         await asyncio.shield(taking)
@@ -204,6 +203,7 @@ async def run_night(
     """
     from dreaming.graph import DreamContext
     from dreaming.graph.build import Checkpointer
+    from dreaming.memory.recall import check_recall_store_confined
 
     check_confined(ws)
     check_recall_store_confined(ws)  # OpenClaw's database, when the recall store is there
@@ -430,6 +430,9 @@ def dream(
 
     Called from inside a running event loop, the night runs on a worker thread of its own (use :func:`adream` there).
     """
+    import asyncio
+    import concurrent.futures
+
     night = adream(workspace, now=now, env=env, trigger=trigger, progress=progress, wait=wait)
     try:
         asyncio.get_running_loop()

@@ -40,8 +40,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
-
-import snowballstemmer
+from typing import Any
 
 __all__ = [
     "DIGITS",
@@ -235,7 +234,6 @@ STEMMED_STOP_WORDS = frozenset(_STEMMED_STOP_WORDS_TEXT.split())
 
 NAME_RUN = re.compile(r"[A-Za-z0-9_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_STEMMER = snowballstemmer.stemmer("english")
 _STEMMER_LOCK = threading.Lock()
 DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
@@ -248,12 +246,21 @@ def _fold_plural(token: str) -> str:
     return token
 
 
+@functools.cache
+def _english_stemmer() -> Any:
+    # Made on first use: importing snowballstemmer loads every language's stemmer, which a command that only lists
+    # gaps or shows the status never needs.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
 @functools.lru_cache(maxsize=65_536)
 def stem_word(token: str) -> str:
     # The Snowball (Porter 2) English stemmer, fixed and well known: "gaps" meets "gap", "capped" "cap", "detection"
     # "detected". A stem shorter than 2 letters keeps the word.
     with _STEMMER_LOCK:  # a Snowball stemmer keeps state between words: one thread at a time
-        stem = _STEMMER.stemWord(token)
+        stem = _english_stemmer().stemWord(token)
     return stem if len(stem) >= 2 else token
 
 

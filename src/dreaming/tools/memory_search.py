@@ -15,7 +15,6 @@ logged as a warning and counted in the outcome, never raised.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import logging
@@ -135,6 +134,8 @@ def memory_search_tool(
         read_only: search a workspace without recording anything.
         clock: the time recorded with each search; the real clock (UTC) by default.
     """
+    import asyncio
+
     from langchain_core.tools import StructuredTool
 
     now = clock or (lambda: datetime.now(UTC))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.metadata
 import logging
 import sqlite3
 import unicodedata
@@ -69,6 +68,8 @@ def tokenizer_config() -> str:
     Unicode version of Python's ``unicodedata``: an upgrade of either can change a stem or a fold, and the index must
     then be rebuilt, not patched with tokens that no longer delete what they added.
     """
+    import importlib.metadata  # its email, csv and zipfile cost a command that never opens the index
+
     return (
         f"exact=unicode61 remove_diacritics 2; morph={MORPH_TOKENIZER_VERSION}; "
         f"snowballstemmer={importlib.metadata.version('snowballstemmer')}; unicode={unicodedata.unidata_version}"
