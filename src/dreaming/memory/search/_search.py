@@ -31,6 +31,7 @@ files at most once every ``max_staleness_s`` seconds, so a burst of searches pay
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 import threading
 import time
@@ -137,35 +138,47 @@ def _rank_share(relative: float) -> float:
     return RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative
 
 
+def _shown(score: float) -> float:
+    # A hit's score as it is returned and ordered: clamped to [0, 1] and rounded.
+    return round(min(1.0, max(0.0, score)), _SCORE_DIGITS)
+
+
 def _ranked(found: Iterable[tuple[float, str, int, int, str]], limit: int) -> list[SearchHit]:
-    hits = [
-        SearchHit(
-            path=path,
-            start_line=start,
-            end_line=end,
-            score=round(min(1.0, max(0.0, score)), _SCORE_DIGITS),
-            snippet=_snippet(text),
-        )
-        for score, path, start, end, text in found
+    shown = sorted(((_shown(score), path, start, end, text) for score, path, start, end, text in found),
+                   key=lambda hit: (-hit[0], hit[1], hit[2]))  # fmt: skip
+    return [
+        SearchHit(path=path, start_line=start, end_line=end, score=score, snippet=_snippet(text))
+        for score, path, start, end, text in shown[:limit]
     ]
-    hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
-    return hits[:limit]
 
 
 def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
-    """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`."""
+    """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`.
+
+    Candidates come in BM25 order, so the most the next one can score (its coverage taken as 1) only falls, while
+    the ``limit``-th best score found so far (``cutoff[0]``, a min-heap of the best) only rises: once a candidate
+    cannot reach it, even tied as shown (a tie might be won on the path), neither it nor any after it is returned,
+    and their coverage is not computed. The heap holds one score per chunk, as first found: a chunk whose morph score
+    later passes its exact one keeps its lower score there, which only makes the cutoff lower, never wrong.
+    """
     terms = index_salient_terms(query)
     if not terms or limit <= 0:
         return []
     count = limit * CANDIDATE_FACTOR
     found: dict[int, tuple[float, str, int, int, str]] = {}
+    cutoff: list[float] = []
     for chunk_id, path, start, end, text, relative in _candidates(
         conn, "chunks_fts", fts_match_expression(terms), count
     ):
-        found[chunk_id] = (index_term_coverage(terms, text) * _rank_share(relative), path, start, end, text)
+        most = _rank_share(relative)
+        if len(cutoff) == limit and _shown(most) < cutoff[0]:
+            break
+        score = index_term_coverage(terms, text) * most
+        found[chunk_id] = (score, path, start, end, text)
+        (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, _shown(score))
     # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
     # ``limit`` chunks score above it the morphological table cannot change the answer and is not asked.
-    if sum(1 for score, *_ in found.values() if round(score, _SCORE_DIGITS) > MORPH_SCORE_FACTOR) >= limit:
+    if len(cutoff) == limit and cutoff[0] > MORPH_SCORE_FACTOR:
         return _ranked(found.values(), limit)
     morph_terms = morph_salient_terms(query)
     if not morph_terms:  # stop words alone: the exact search has answered
@@ -173,10 +186,16 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     for chunk_id, path, start, end, text, relative in _candidates(
         conn, "chunks_morph", fts_match_expression(morph_terms, prefix=False), count
     ):
-        if chunk_id in found and found[chunk_id][0] > MORPH_SCORE_FACTOR:
+        most = MORPH_SCORE_FACTOR * _rank_share(relative)
+        if len(cutoff) == limit and _shown(most) < cutoff[0]:
+            break
+        known = found.get(chunk_id)
+        if known is not None and known[0] > MORPH_SCORE_FACTOR:
             continue
         score = MORPH_SCORE_FACTOR * morph_term_coverage(morph_terms, text) * _rank_share(relative)
-        if chunk_id not in found or score > found[chunk_id][0]:
+        if known is None:
+            (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, _shown(score))
+        if known is None or score > known[0]:
             found[chunk_id] = (score, path, start, end, text)
     return _ranked(found.values(), limit)
 
