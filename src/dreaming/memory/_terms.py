@@ -65,6 +65,9 @@ __all__ = [
     "query_coverage",
     "query_terms",
     "search_words",
+    "spaced_index_coverage",
+    "spaced_morph_coverage",
+    "spaced_terms",
     "stem_word",
     "stemmed_salient_terms",
     "stemmed_term_coverage",
@@ -128,13 +131,33 @@ def index_term_coverage(terms: Iterable[str], text: str) -> float:
     if not wanted:
         return 0.0
     if all(_TOKEN.fullmatch(term) for term in wanted):
-        # A term is one token, and tokens hold no space: in the text's tokens spaced out, `` term `` is the token
-        # itself and `` term`` a token it begins. One substring search per term, in C, instead of a loop over words.
-        spaced = f" {' '.join(index_tokens(text))} "
-        found = sum(1 for term in wanted if (f" {term}" if len(term) >= PREFIX_MIN_CHARS else f" {term} ") in spaced)
-        return found / len(wanted)
+        return spaced_index_coverage(wanted, spaced_terms(index_tokens(text)))
     words = set(index_tokens(text))
     return sum(1 for term in wanted if _matches(term, words)) / len(wanted)
+
+
+def spaced_terms(tokens: Iterable[str]) -> str:
+    """Return the distinct ``tokens`` joined by spaces, with a space before and after (`` kafka retention ``).
+
+    Tokens hold no space, so in this string `` term `` is a token and `` term`` a token that ``term`` begins: what
+    :func:`spaced_index_coverage` and :func:`spaced_morph_coverage` look for, one substring search per term.
+    """
+    return f" {' '.join(dict.fromkeys(tokens))} "
+
+
+def spaced_index_coverage(terms: tuple[str, ...], words: str) -> float:
+    """Return :func:`index_term_coverage` of index terms (one token each), given the text's :func:`spaced_terms`."""
+    if not terms:
+        return 0.0
+    found = sum(1 for term in terms if (f" {term}" if len(term) >= PREFIX_MIN_CHARS else f" {term} ") in words)
+    return found / len(terms)
+
+
+def spaced_morph_coverage(terms: tuple[str, ...], stems: str) -> float:
+    """Return :func:`morph_term_coverage` of morphological terms, given the text's :func:`spaced_terms` of them."""
+    if not terms:
+        return 0.0
+    return sum(1 for term in terms if f" {term} " in stems) / len(terms)
 
 
 def fts_match_expression(terms: Iterable[str], *, prefix: bool = True) -> str:

@@ -24,9 +24,10 @@ and order, above every chunk that needs morphology. Morphology only adds chunks 
 finds "the rate limit", ``备份`` finds "明天检查备份任务") and lifts a chunk it covers better than the exact words do.
 
 It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
-agent). ``search_memory`` re-checks every file's size and mtime before each query, which is right for a one-off search
-but costs as much as the search itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the
-files at most once every ``max_staleness_s`` seconds, so a burst of searches pays for one check.
+agent). ``search_memory`` refreshes the index before each query (one ``stat`` per note, a listing only of the folders
+whose entries changed; see ``_changes.py``), which is right for a one-off search but costs more than the search
+itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the files at most once every
+``max_staleness_s`` seconds, so a burst of searches pays for one check.
 """
 
 from __future__ import annotations
@@ -43,14 +44,15 @@ from typing import Literal
 from dreaming.memory._terms import (
     fts_match_expression,
     index_salient_terms,
-    index_term_coverage,
     morph_salient_terms,
-    morph_term_coverage,
+    spaced_index_coverage,
+    spaced_morph_coverage,
 )
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
+    "CANDIDATES_SQL",
     "CANDIDATE_FACTOR",
     "DEFAULT_MAX_STALENESS_S",
     "MORPH_SCORE_FACTOR",
@@ -118,19 +120,28 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET_MAX_CHARS else text[: SNIPPET_MAX_CHARS - 1].rstrip() + "…"
 
 
+CANDIDATES_SQL = (
+    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, t.rank FROM {table} AS t"
+    " JOIN chunks AS c ON c.id = t.rowid WHERE {table} MATCH ? ORDER BY t.rank, c.path, c.start_line LIMIT ?"
+)
+"""The FTS5 query of one table (``chunks_fts`` or ``chunks_morph``): its best chunks, ties broken by path and line."""
+
+
 def _candidates(
-    conn: sqlite3.Connection, table: str, expression: str, count: int
-) -> list[tuple[int, str, int, int, str, float]]:
-    # ``(id, path, start, end, text, bm25 / best_bm25)`` of the best ``count`` chunks that ``table`` matches.
+    conn: sqlite3.Connection, table: str, column: str, expression: str, count: int
+) -> list[tuple[int, str, int, int, str, float, str]]:
+    # ``(id, path, start, end, text, bm25 / best_bm25, terms)`` of the best ``count`` chunks that ``table`` matches,
+    # ``terms`` being their ``column`` of ``chunk_terms``, joined to those ``count`` rows only (not flattened into
+    # the FTS5 query, where every match would pay the lookup).
     rows = conn.execute(
-        f"SELECT c.id, c.path, c.start_line, c.end_line, c.text, t.rank FROM {table} AS t"
-        f" JOIN chunks AS c ON c.id = t.rowid WHERE {table} MATCH ? ORDER BY t.rank, c.path, c.start_line LIMIT ?",
+        f"SELECT x.*, k.{column} FROM ({CANDIDATES_SQL.format(table=table)}) AS x"
+        " JOIN chunk_terms AS k ON k.id = x.id ORDER BY x.rank, x.path, x.start_line",
         (expression, count),
     ).fetchall()
     best = min((float(row[5]) for row in rows), default=0.0)
     return [
-        (int(chunk_id), path, int(start), int(end), text, float(rank) / best if best < 0 else 1.0)
-        for chunk_id, path, start, end, text, rank in rows
+        (int(chunk_id), path, int(start), int(end), text, float(rank) / best if best < 0 else 1.0, terms)
+        for chunk_id, path, start, end, text, rank, terms in rows
     ]
 
 
@@ -167,13 +178,13 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     count = limit * CANDIDATE_FACTOR
     found: dict[int, tuple[float, str, int, int, str]] = {}
     cutoff: list[float] = []
-    for chunk_id, path, start, end, text, relative in _candidates(
-        conn, "chunks_fts", fts_match_expression(terms), count
+    for chunk_id, path, start, end, text, relative, words in _candidates(
+        conn, "chunks_fts", "words", fts_match_expression(terms), count
     ):
         most = _rank_share(relative)
         if len(cutoff) == limit and _shown(most) < cutoff[0]:
             break
-        score = index_term_coverage(terms, text) * most
+        score = spaced_index_coverage(terms, words) * most
         found[chunk_id] = (score, path, start, end, text)
         (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, _shown(score))
     # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
@@ -183,8 +194,8 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     morph_terms = morph_salient_terms(query)
     if not morph_terms:  # stop words alone: the exact search has answered
         return _ranked(found.values(), limit)
-    for chunk_id, path, start, end, text, relative in _candidates(
-        conn, "chunks_morph", fts_match_expression(morph_terms, prefix=False), count
+    for chunk_id, path, start, end, text, relative, stems in _candidates(
+        conn, "chunks_morph", "stems", fts_match_expression(morph_terms, prefix=False), count
     ):
         most = MORPH_SCORE_FACTOR * _rank_share(relative)
         if len(cutoff) == limit and _shown(most) < cutoff[0]:
@@ -192,7 +203,7 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
         known = found.get(chunk_id)
         if known is not None and known[0] > MORPH_SCORE_FACTOR:
             continue
-        score = MORPH_SCORE_FACTOR * morph_term_coverage(morph_terms, text) * _rank_share(relative)
+        score = MORPH_SCORE_FACTOR * spaced_morph_coverage(morph_terms, stems) * _rank_share(relative)
         if known is None:
             (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, _shown(score))
         if known is None or score > known[0]:
