@@ -53,20 +53,21 @@ __all__ = [
     "fts_match_expression",
     "identifier_form",
     "identifiers",
+    "index_needles",
     "index_salient_terms",
     "index_term_coverage",
     "index_tokens",
     "is_salient_word",
+    "morph_needles",
     "morph_salient_terms",
     "morph_term_coverage",
     "morph_tokens",
     "name_parts",
     "name_runs",
+    "needle_coverage",
     "query_coverage",
     "query_terms",
     "search_words",
-    "spaced_index_coverage",
-    "spaced_morph_coverage",
     "spaced_terms",
     "stem_word",
     "stemmed_salient_terms",
@@ -131,7 +132,7 @@ def index_term_coverage(terms: Iterable[str], text: str) -> float:
     if not wanted:
         return 0.0
     if all(_TOKEN.fullmatch(term) for term in wanted):
-        return spaced_index_coverage(wanted, spaced_terms(index_tokens(text)))
+        return needle_coverage(index_needles(wanted), spaced_terms(index_tokens(text)))
     words = set(index_tokens(text))
     return sum(1 for term in wanted if _matches(term, words)) / len(wanted)
 
@@ -139,25 +140,31 @@ def index_term_coverage(terms: Iterable[str], text: str) -> float:
 def spaced_terms(tokens: Iterable[str]) -> str:
     """Return the distinct ``tokens`` joined by spaces, with a space before and after (`` kafka retention ``).
 
-    Tokens hold no space, so in this string `` term `` is a token and `` term`` a token that ``term`` begins: what
-    :func:`spaced_index_coverage` and :func:`spaced_morph_coverage` look for, one substring search per term.
+    Tokens hold no space, so in this string `` term `` is a token and `` term`` a token that ``term`` begins: the
+    needles of :func:`index_needles` and :func:`morph_needles`, one substring search each (:func:`needle_coverage`).
     """
     return f" {' '.join(dict.fromkeys(tokens))} "
 
 
-def spaced_index_coverage(terms: tuple[str, ...], words: str) -> float:
-    """Return :func:`index_term_coverage` of index terms (one token each), given the text's :func:`spaced_terms`."""
-    if not terms:
-        return 0.0
-    found = sum(1 for term in terms if (f" {term}" if len(term) >= PREFIX_MIN_CHARS else f" {term} ") in words)
-    return found / len(terms)
+def index_needles(terms: Iterable[str]) -> tuple[str, ...]:
+    """Return what finds each index term (one token) in :func:`spaced_terms`, by the prefix rule of the index query."""
+    return tuple(f" {term}" if len(term) >= PREFIX_MIN_CHARS else f" {term} " for term in terms)
 
 
-def spaced_morph_coverage(terms: tuple[str, ...], stems: str) -> float:
-    """Return :func:`morph_term_coverage` of morphological terms, given the text's :func:`spaced_terms` of them."""
-    if not terms:
+def morph_needles(terms: Iterable[str]) -> tuple[str, ...]:
+    """Return what finds each morphological term in :func:`spaced_terms` (whole tokens only)."""
+    return tuple(f" {term} " for term in terms)
+
+
+def needle_coverage(needles: tuple[str, ...], spaced: str) -> float:
+    """Return the fraction of ``needles`` in ``spaced``: the coverage of their terms in the text it spaces out.
+
+    ``needle_coverage(index_needles(terms), spaced_terms(index_tokens(text)))`` is :func:`index_term_coverage` and
+    ``needle_coverage(morph_needles(terms), spaced_terms(morph_tokens(text)))`` is :func:`morph_term_coverage`.
+    """
+    if not needles:
         return 0.0
-    return sum(1 for term in terms if f" {term} " in stems) / len(terms)
+    return len([needle for needle in needles if needle in spaced]) / len(needles)
 
 
 def fts_match_expression(terms: Iterable[str], *, prefix: bool = True) -> str:

@@ -16,14 +16,15 @@ from dreaming.memory import Workspace
 from dreaming.memory._terms import (
     PREFIX_MIN_CHARS,
     fts_match_expression,
+    index_needles,
     index_salient_terms,
     index_term_coverage,
     index_tokens,
+    morph_needles,
     morph_salient_terms,
     morph_term_coverage,
     morph_tokens,
-    spaced_index_coverage,
-    spaced_morph_coverage,
+    needle_coverage,
     spaced_terms,
 )
 from dreaming.memory.search import open_index, refresh_index, search_index
@@ -71,10 +72,11 @@ def test_coverage_from_spaced_terms_is_coverage_from_the_text() -> None:
         terms = tuple(t for t in _terms(rng, index_tokens(text)) if t)
         expected = _plain_index_coverage(terms, text)
         assert index_term_coverage(terms, text) == expected, (terms, text)
-        assert spaced_index_coverage(terms, spaced_terms(index_tokens(text))) == expected, (terms, text)
+        assert needle_coverage(index_needles(terms), spaced_terms(index_tokens(text))) == expected, (terms, text)
         stems = tuple(dict.fromkeys(rng.choice([*morph_tokens(text), "zzz"]) for _ in range(3)))
         assert morph_term_coverage(stems, text) == _plain_morph_coverage(stems, text), (stems, text)
-        assert spaced_morph_coverage(stems, spaced_terms(morph_tokens(text))) == _plain_morph_coverage(stems, text)
+        spaced = spaced_terms(morph_tokens(text))
+        assert needle_coverage(morph_needles(stems), spaced) == _plain_morph_coverage(stems, text), (stems, text)
 
 
 def test_terms_that_are_not_one_token_keep_the_plain_rule() -> None:

@@ -43,10 +43,11 @@ from typing import Literal
 
 from dreaming.memory._terms import (
     fts_match_expression,
+    index_needles,
     index_salient_terms,
+    morph_needles,
     morph_salient_terms,
-    spaced_index_coverage,
-    spaced_morph_coverage,
+    needle_coverage,
 )
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
 from dreaming.memory.workspace import Workspace
@@ -131,17 +132,17 @@ def _candidates(
     conn: sqlite3.Connection, table: str, column: str, expression: str, count: int
 ) -> list[tuple[int, str, int, int, str, float, str]]:
     # ``(id, path, start, end, text, bm25 / best_bm25, terms)`` of the best ``count`` chunks that ``table`` matches,
-    # ``terms`` being their ``column`` of ``chunk_terms``, joined to those ``count`` rows only (not flattened into
-    # the FTS5 query, where every match would pay the lookup).
-    rows = conn.execute(
-        f"SELECT x.*, k.{column} FROM ({CANDIDATES_SQL.format(table=table)}) AS x"
-        " JOIN chunk_terms AS k ON k.id = x.id ORDER BY x.rank, x.path, x.start_line",
-        (expression, count),
-    ).fetchall()
+    # ``terms`` being their ``column`` of ``chunk_terms``: looked up for those rows alone, after the FTS5 query (in it,
+    # every match would pay for the lookup before the sort).
+    rows = conn.execute(CANDIDATES_SQL.format(table=table), (expression, count)).fetchall()
+    ids = [row[0] for row in rows]
+    terms = dict(
+        conn.execute(f"SELECT id, {column} FROM chunk_terms WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
+    )
     best = min((float(row[5]) for row in rows), default=0.0)
     return [
-        (int(chunk_id), path, int(start), int(end), text, float(rank) / best if best < 0 else 1.0, terms)
-        for chunk_id, path, start, end, text, rank, terms in rows
+        (chunk_id, path, start, end, text, float(rank) / best if best < 0 else 1.0, terms.get(chunk_id, ""))
+        for chunk_id, path, start, end, text, rank in rows
     ]
 
 
@@ -154,12 +155,15 @@ def _shown(score: float) -> float:
     return round(min(1.0, max(0.0, score)), _SCORE_DIGITS)
 
 
-def _ranked(found: Iterable[tuple[float, str, int, int, str]], limit: int) -> list[SearchHit]:
-    shown = sorted(((_shown(score), path, start, end, text) for score, path, start, end, text in found),
-                   key=lambda hit: (-hit[0], hit[1], hit[2]))  # fmt: skip
+# A chunk found: ``(-shown score, path, start, end, text, score)``, in the order of the hits (path and start line
+# make it unique, so the tuples themselves sort; the unrounded score is what later passes compare).
+_Found = tuple[float, str, int, int, str, float]
+
+
+def _ranked(found: Iterable[_Found], limit: int) -> list[SearchHit]:
     return [
-        SearchHit(path=path, start_line=start, end_line=end, score=score, snippet=_snippet(text))
-        for score, path, start, end, text in shown[:limit]
+        SearchHit(path=path, start_line=start, end_line=end, score=-negated, snippet=_snippet(text))
+        for negated, path, start, end, text, _ in sorted(found)[:limit]
     ]
 
 
@@ -176,17 +180,19 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     if not terms or limit <= 0:
         return []
     count = limit * CANDIDATE_FACTOR
-    found: dict[int, tuple[float, str, int, int, str]] = {}
+    found: dict[int, _Found] = {}
     cutoff: list[float] = []
+    needles = index_needles(terms)
     for chunk_id, path, start, end, text, relative, words in _candidates(
         conn, "chunks_fts", "words", fts_match_expression(terms), count
     ):
         most = _rank_share(relative)
         if len(cutoff) == limit and _shown(most) < cutoff[0]:
             break
-        score = spaced_index_coverage(terms, words) * most
-        found[chunk_id] = (score, path, start, end, text)
-        (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, _shown(score))
+        score = needle_coverage(needles, words) * most
+        shown = _shown(score)
+        found[chunk_id] = (-shown, path, start, end, text, score)
+        (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, shown)
     # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
     # ``limit`` chunks score above it the morphological table cannot change the answer and is not asked.
     if len(cutoff) == limit and cutoff[0] > MORPH_SCORE_FACTOR:
@@ -194,6 +200,7 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     morph_terms = morph_salient_terms(query)
     if not morph_terms:  # stop words alone: the exact search has answered
         return _ranked(found.values(), limit)
+    needles = morph_needles(morph_terms)
     for chunk_id, path, start, end, text, relative, stems in _candidates(
         conn, "chunks_morph", "stems", fts_match_expression(morph_terms, prefix=False), count
     ):
@@ -201,13 +208,14 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
         if len(cutoff) == limit and _shown(most) < cutoff[0]:
             break
         known = found.get(chunk_id)
-        if known is not None and known[0] > MORPH_SCORE_FACTOR:
+        if known is not None and known[5] > MORPH_SCORE_FACTOR:
             continue
-        score = MORPH_SCORE_FACTOR * spaced_morph_coverage(morph_terms, stems) * _rank_share(relative)
+        score = MORPH_SCORE_FACTOR * needle_coverage(needles, stems) * _rank_share(relative)
+        shown = _shown(score)
         if known is None:
-            (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, _shown(score))
-        if known is None or score > known[0]:
-            found[chunk_id] = (score, path, start, end, text)
+            (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, shown)
+        if known is None or score > known[5]:
+            found[chunk_id] = (-shown, path, start, end, text, score)
     return _ranked(found.values(), limit)
 
 
