@@ -1,6 +1,6 @@
 """The memory's commands: ``promote`` and ``doctor`` (the recall path), ``search`` and ``gap add`` / ``gap list``.
 
-The recall path is imported by the commands that use it, so that ``--help`` and ``gap`` do not load it.
+The recall path and the search are imported by the commands that use them: ``--help`` and ``gap`` load neither.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ from dreaming.config import DeepConfig
 from dreaming.errors import LockBusyError, RecallStoreError, ToolError
 from dreaming.memory import ConsolidationLock, check_confined, readable_markdown
 from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
-from dreaming.tools.memory_search import search_and_record
 
 if TYPE_CHECKING:
     from dreaming.memory.recall import Candidate, PromotionSummary, RankingResult
@@ -246,6 +245,8 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Search the memory; record the recall, and a knowledge gap when the results are empty or weak."""
+    from dreaming.tools.memory_search import search_and_record
+
     ws, config = open_workspace(workspace)
     try:
         with refused_writes():
