@@ -5,7 +5,7 @@ vocabulary of invented words, builds the index (timed), times a refresh that fin
 queries of one to three words, each query four ways, side by side:
 
 - ``MemoryIndex.search``: what a long-lived caller (research, an agent) uses: the index open, the files re-checked
-  at most every 2 s (a search that does so, about one in ten here, is timed with its check);
+  at most every 2 s (a search that re-checks is timed with its check: some of the p95, little of the p50);
 - the same FTS5 statements issued directly: the ``CANDIDATES_SQL`` of each table that search consults for that
   query, on a connection of its own opened as the search's is, rows fetched and nothing else. The ratio to it is
   what the search adds to SQLite: ranking, coverage, the morphological pass, hits. Target (issue 14): <= 1.3;
