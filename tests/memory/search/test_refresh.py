@@ -188,10 +188,24 @@ def test_a_note_that_cannot_be_read_is_left_out_and_read_again_at_the_next_look(
     conn = open_index(workspace)
     try:
         with monkeypatch.context() as patch:
-            patch.setattr(_index, "_read", lambda path, relative: None)  # as a permission error would leave it
+            patch.setattr(_index, "_read", lambda path: None)  # as a permission error would leave it
             assert refresh_index(workspace, conn, now_ns=later()).reread == ()
         # Nothing changed on disk since: the note is read because the last look could not read it.
         assert refresh_index(workspace, conn, now_ns=later()).reread == ("memory/2026-04-01.md",)
     finally:
         conn.close()
     assert paths(workspace, "kafka") == ["memory/2026-04-01.md"]
+
+
+def test_names_with_a_newline_or_spaces_survive_the_stored_listing(workspace: Workspace) -> None:
+    write(workspace, "memory/odd\nname.md", "kafka retention\n")
+    write(workspace, "memory/a b/c d.md", "postgres vacuum\n")
+    conn = open_index(workspace)
+    try:
+        assert len(refresh_index(workspace, conn, now_ns=later()).reread) == 2
+        again = refresh_index(workspace, conn, now_ns=later())
+        assert (again.scanned, again.reread, again.removed) == (2, (), ())
+    finally:
+        conn.close()
+    assert paths(workspace, "kafka") == ["memory/odd\nname.md"]
+    assert paths(workspace, "postgres") == ["memory/a b/c d.md"]

@@ -210,7 +210,7 @@ def _insert(conn: sqlite3.Connection, relative: str, text: str, digest: bytes) -
     conn.execute("INSERT INTO files (path, digest) VALUES (?, ?)", (relative, digest))
 
 
-def _read(path: str, relative: str) -> bytes | None:
+def _read(path: str) -> bytes | None:
     try:
         return Path(path).read_bytes()
     except OSError as exc:
@@ -222,13 +222,16 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+_NAMES = "/"  # joins the names of a folder's notes and of its subfolders: no file name holds a slash
+
+
 def _stored_folders(conn: sqlite3.Connection) -> dict[str, FolderState]:
     return {
         path: FolderState(
             stamp=stamp,
-            notes=tuple(notes.split("\n")) if notes else (),
+            notes=tuple(notes.split(_NAMES)) if notes else (),
             stamps=stamps,
-            subfolders=tuple(subfolders.split("\n")) if subfolders else (),
+            subfolders=tuple(subfolders.split(_NAMES)) if subfolders else (),
         )
         for path, stamp, notes, stamps, subfolders in conn.execute(
             "SELECT path, stamp, notes, stamps, subfolders FROM folders"
@@ -236,19 +239,19 @@ def _stored_folders(conn: sqlite3.Connection) -> dict[str, FolderState]:
     }
 
 
-def _edits(conn: sqlite3.Connection, changes: Changes) -> tuple[dict[str, bytes | None], set[str]]:
-    # ``({path: bytes, or None when unreadable}, unchanged)`` for the candidates: those whose bytes differ from what
-    # was indexed (new ones included), and those whose bytes are the same (a touch, a chmod: nothing to re-index).
-    edited: dict[str, bytes | None] = {}
-    unchanged: set[str] = set()
+def _edited(conn: sqlite3.Connection, changes: Changes) -> list[str]:
+    # The candidates to index again, sorted: the new ones, and those whose bytes differ from what was indexed or
+    # cannot be read (a touch or a chmod changes the stamp, not the bytes: such a note is read, never indexed again).
+    edited = []
     for relative, path in changes.candidates.items():
-        data = _read(path, relative)
         row = conn.execute("SELECT digest FROM files WHERE path = ?", (relative,)).fetchone()
-        if data is not None and row is not None and row[0] == _digest(data):
-            unchanged.add(relative)
-        else:
-            edited[relative] = data
-    return edited, unchanged
+        if row is None:
+            edited.append(relative)
+            continue
+        data = _read(path)
+        if data is None or _digest(data) != row[0]:
+            edited.append(relative)
+    return sorted(edited)
 
 
 def refresh_index(ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None = None) -> IndexRefresh:
@@ -261,20 +264,21 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None
     clock = time.time_ns if now_ns is None else lambda: now_ns
     seen_version = conn.execute("PRAGMA data_version").fetchone()[0]
     changes = look(ws, _stored_folders(conn), now_ns=clock())
-    edited, _ = _edits(conn, changes)
+    edited = _edited(conn, changes)
+    reread: list[str] = []
     undecodable: list[str] = []
     if changes.dirty or edited or changes.removed:
         with _transaction(conn):
             if conn.execute("PRAGMA data_version").fetchone()[0] != seen_version:
                 changes = look(ws, _stored_folders(conn), now_ns=clock())
-                edited, _ = _edits(conn, changes)
+                edited = _edited(conn, changes)
             folders = dict(changes.folders)
             for relative in changes.removed:
                 _drop(conn, relative)
-            for relative in sorted(edited):
-                data = edited[relative]
+            for relative in edited:
                 _drop(conn, relative)
-                if data is None:  # unreadable now: out of the index, and read again at the next look
+                data = _read(changes.candidates[relative])  # after its stamp was taken: a later edit shows next time
+                if data is None:  # out of the index, and read again at the next look
                     folder, _, name = relative.rpartition("/")
                     folders[folder] = folders[folder].unsettle(name)
                     continue
@@ -283,18 +287,19 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None
                     undecodable.append(f"{relative}:{bad[0]}: {undecodable_note(bad)}")
                     _log.warning("%s", undecodable[-1])
                 _insert(conn, relative, text, _digest(data))
+                reread.append(relative)
             conn.execute("DELETE FROM folders")
             conn.executemany(
                 "INSERT INTO folders (path, stamp, notes, stamps, subfolders) VALUES (?, ?, ?, ?, ?)",
                 [
-                    (path, state.stamp, "\n".join(state.notes), state.stamps, "\n".join(state.subfolders))
+                    (path, state.stamp, _NAMES.join(state.notes), state.stamps, _NAMES.join(state.subfolders))
                     for path, state in folders.items()
                 ],
             )
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     return IndexRefresh(
         scanned=changes.scanned,
-        reread=tuple(sorted(relative for relative, data in edited.items() if data is not None)),
+        reread=tuple(reread),
         removed=changes.removed,
         chunks=int(total),
         undecodable=tuple(undecodable),
