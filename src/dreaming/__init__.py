@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from dreaming._version import __version__
+
 if TYPE_CHECKING:
     from dreaming.chat import dream_now_tool, memory_search_tool, prior_insights_tool, record_gap_tool
     from dreaming.config import DreamingConfig, load_config
@@ -42,8 +44,6 @@ __all__ = [
     "record_gap_tool",
     "search_and_record",
 ]
-
-__version__ = "0.1.0"
 
 _HOMES = {
     "DreamingConfig": "dreaming.config",

@@ -17,8 +17,6 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
-
 from dreaming._config_reader import TableReader, ranged, read_fields, table
 from dreaming.errors import ConfigError
 
@@ -313,7 +311,8 @@ def load_config(path: Path) -> DreamingConfig:
     return DreamingConfig.from_mapping(data)
 
 
-# Cron (the schedule's, the fleet's and the scheduler's)
+# Cron (the schedule's, the fleet's and the scheduler's). croniter (with dateutil) is imported by the two functions
+# that read an expression: reading the configuration, and every command but status and the schedulers, never needs it.
 
 
 def validate_cron(expression: str) -> str:
@@ -326,6 +325,8 @@ def validate_cron(expression: str) -> str:
     if len(fields) != 5:
         raise ConfigError(f"cron {expression!r} is not a five-field expression (minute hour day month weekday)")
     normalized = " ".join(fields)
+    from croniter import croniter
+
     if not croniter.is_valid(normalized):
         raise ConfigError(f"cron {expression!r} is not a valid cron expression (a field is out of range?)")
     return normalized
@@ -349,6 +350,8 @@ def next_run(expression: str, timezone: str, after: datetime) -> datetime:
     Raises:
         ConfigError: ``expression`` is not a valid cron expression or ``timezone`` is unknown.
     """
+    from croniter import croniter
+
     local = after.astimezone(zone_info(timezone))
     fire: datetime = croniter(validate_cron(expression), local).get_next(datetime)
     return fire.astimezone(UTC)

@@ -51,8 +51,7 @@ from croniter import croniter
 
 from dreaming.config import BudgetConfig, DreamingConfig, next_run, validate_cron, zone_info
 from dreaming.errors import ConfigError
-from dreaming.llm import BudgetLedger
-from dreaming.llm.gateway import SHARED_CAP_ENV, SHARED_LEDGER_ENV, SHARED_WINDOW_ENV
+from dreaming.llm.ledger import SHARED_CAP_ENV, SHARED_LEDGER_ENV, SHARED_WINDOW_ENV, BudgetLedger
 from dreaming.memory import Workspace
 
 __all__ = [

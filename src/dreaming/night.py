@@ -3,12 +3,13 @@
 Used by the schedule (``dreaming run``), the chat-triggered "dream now" (``dreaming now``) and the eval harness.
 :func:`night_context` is the only place where configuration and environment become live objects (the budgeted model,
 the research tools, progress reporting); the graph receives them through its runtime context.
+
+LangGraph, the graph, the gateway and the research tools are imported by the functions that run a night, so that
+:func:`workspace_status` (``dreaming status``) loads none of them.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import contextlib
 import json
 import os
@@ -18,21 +19,16 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
-from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
-from langgraph.pregel import Pregel
+from typing import TYPE_CHECKING, Any
 
 from dreaming.config import DreamingConfig, load_config, next_run
 from dreaming.errors import ConfigError, LockBusyError
-from dreaming.graph import DreamContext, ProgressFn, build_dream_graph, jsonable
-from dreaming.llm import LLMGateway, build_gateway, read_budget_status
+from dreaming.graph.state import jsonable
+from dreaming.llm.report import read_budget_status
 from dreaming.memory import (
     ConsolidationLock,
     Workspace,
     atomic_write_json,
-    before_write,
     check_confined,
     move_aside,
     night_entry,
@@ -43,11 +39,13 @@ from dreaming.memory import (
     sweep_orphan_temps,
 )
 from dreaming.memory.gaps import list_gaps
-from dreaming.memory.recall import check_recall_store_confined
-from dreaming.tools.codebase import RipgrepSearch
-from dreaming.tools.memory_search import WorkspaceMemorySearch
-from dreaming.tools.sources import ResearchTools
-from dreaming.tools.web import web_search_from_env
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from dreaming.graph import DreamContext, ProgressFn
+    from dreaming.llm import LLMGateway
+    from dreaming.tools.sources import ResearchTools
 
 __all__ = [
     "NightReport",
@@ -91,22 +89,6 @@ class RunOutcome:
     """Anything the operator should know (state moved aside, ...)."""
 
 
-class _Checkpointer(AsyncSqliteSaver):
-    """The SQLite checkpointer, announcing its writes to the workspace's write seam (``memory.before_write``)."""
-
-    path = Path("checkpoints.sqlite")
-
-    async def aput(
-        self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
-    ) -> Any:
-        before_write(self.path)
-        return await super().aput(config, checkpoint, metadata, new_versions)
-
-    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
-        before_write(self.path)
-        await super().aput_writes(config, writes, task_id, task_path)
-
-
 def _current_run_path(ws: Workspace) -> Path:
     # Names the run in progress, so that the next run can resume it from its checkpoint after a crash.
     return ws.state_dir / "current-run.json"
@@ -140,6 +122,10 @@ async def _invoke(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, A
 
 
 async def _invoke_graph(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
+    from langgraph.pregel import Pregel
+
+    from dreaming.graph import build_dream_graph
+
     graph: Pregel[Any, Any, Any, Any] = build_dream_graph().compile(checkpointer=saver)
     config: Any = {
         "configurable": {"thread_id": context.run_id},
@@ -179,6 +165,8 @@ def _checkpoints_usable(ws: Workspace, now: datetime, notes: list[str]) -> None:
 
 async def _acquire_off_loop(lock: ConsolidationLock) -> None:
     """Take ``lock`` in a worker thread; a caller cancelled while waiting releases it once the thread gets it."""
+    import asyncio
+
     taking = asyncio.ensure_future(asyncio.to_thread(lock.acquire))
     try:
         await asyncio.shield(taking)
@@ -213,6 +201,10 @@ async def run_night(
         OutsideWorkspaceError: a folder or file the night writes is a symbolic link (checked before the lock, and
             again by every write); nothing is written.
     """
+    from dreaming.graph import DreamContext
+    from dreaming.graph.build import Checkpointer
+    from dreaming.memory.recall import check_recall_store_confined
+
     check_confined(ws)
     check_recall_store_confined(ws)  # OpenClaw's database, when the recall store is there
     ws.state_dir.mkdir(parents=True, exist_ok=True)
@@ -238,8 +230,8 @@ async def run_night(
             record_event(ws.events, "state.moved_aside", now, file=path.name, moved_to=moved.name, problem=problem)
             notes.append(f"unreadable {path.name} moved aside to {moved.name} ({problem})")
         resumed: str | None = None
-        async with _Checkpointer.from_conn_string(str(ws.checkpoints)) as saver:
-            assert isinstance(saver, _Checkpointer)
+        async with Checkpointer.from_conn_string(str(ws.checkpoints)) as saver:
+            assert isinstance(saver, Checkpointer)
             saver.path = ws.checkpoints
             if pending.data is not None and {"run_id", "now"} <= pending.data.keys():
                 resumed = str(pending.data["run_id"])
@@ -297,6 +289,11 @@ def research_tools(ws: Workspace, config: DreamingConfig, *, env: Mapping[str, s
     cfg = config.autoresearch
     if not cfg.enabled:
         return None
+    from dreaming.tools.codebase import RipgrepSearch
+    from dreaming.tools.memory_search import WorkspaceMemorySearch
+    from dreaming.tools.sources import ResearchTools
+    from dreaming.tools.web import web_search_from_env
+
     codebase: RipgrepSearch | None = None
     if "codebase" in cfg.sources:
         codebase = RipgrepSearch(codebase_roots(ws, config), base=ws.root)
@@ -323,6 +320,8 @@ def night_context(
         if gateway_factory is not None:
             gateway = gateway_factory(base)
         else:
+            from dreaming.llm import build_gateway
+
             gateway = build_gateway(base.config, base.workspace, env=env, now=clock)
         return replace(
             base,
@@ -431,6 +430,9 @@ def dream(
 
     Called from inside a running event loop, the night runs on a worker thread of its own (use :func:`adream` there).
     """
+    import asyncio
+    import concurrent.futures
+
     night = adream(workspace, now=now, env=env, trigger=trigger, progress=progress, wait=wait)
     try:
         asyncio.get_running_loop()

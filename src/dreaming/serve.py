@@ -25,7 +25,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -283,6 +282,8 @@ class HealthServer:
     """
 
     def __init__(self, scheduler: Scheduler, port: int = DEFAULT_HEALTH_PORT) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # only `dreaming serve` answers HTTP
+
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:
                 if self.path.split("?", 1)[0] != "/healthz":

@@ -10,8 +10,11 @@ from __future__ import annotations
 import logging
 import sqlite3
 import sys
+from typing import Annotated
 
 import typer
+
+from dreaming._version import __version__
 
 __all__ = ["app", "main"]
 
@@ -22,6 +25,21 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"dreaming {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Take the options that come before any command (``--version`` acts in its callback)."""
 
 
 def main() -> None:

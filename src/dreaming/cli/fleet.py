@@ -1,4 +1,7 @@
-"""``dreaming fleet run`` (many workspaces, one budget), ``serve`` (the fleet on its crons) and ``schedule``."""
+"""``dreaming fleet run`` (many workspaces, one budget), ``serve`` (the fleet on its crons) and ``schedule``.
+
+Each command imports the fleet's machinery (processes, threads, the health server) when it runs.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +11,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -26,19 +29,10 @@ from dreaming.cli.options import (
 )
 from dreaming.config import next_run
 from dreaming.errors import ConfigError
-from dreaming.fleet import (
-    FleetBudget,
-    cron_matches,
-    crontab_line,
-    expand_workspaces,
-    fleet_exit_code,
-    ledger_spend,
-    load_fleet,
-    render_results,
-    run_fleet,
-    systemd_units,
-)
-from dreaming.serve import DEFAULT_HEALTH_PORT, HealthServer, Scheduler, scheduled_workspace
+from dreaming.serve import DEFAULT_HEALTH_PORT
+
+if TYPE_CHECKING:
+    from dreaming.fleet import FleetBudget
 
 __all__ = ["register"]
 
@@ -65,6 +59,8 @@ def fleet_run(
     Exit codes, least severe first: 0 all done, 4 the budget refused some night's model work, 3 a workspace was
     busy (another run held its lock), 1 a night failed (whatever its own code); 2 is this command's usage error.
     """
+    from dreaming.fleet import expand_workspaces, fleet_exit_code, ledger_spend, load_fleet, render_results, run_fleet
+
     if now is not None:
         parse_now(now)  # refuse a bad --now once, not once per night
     if not workspaces and fleet is None:
@@ -120,6 +116,9 @@ def serve(
     workspace's schedule cron and timezone), each in its own process under the fleet's global budget, at most the
     fleet's concurrency at once. A workspace whose lock is held is skipped for that slot, with a log line.
     """
+    from dreaming.fleet import load_fleet, run_fleet
+    from dreaming.serve import HealthServer, Scheduler, scheduled_workspace
+
     try:
         config = load_fleet(fleet)
         entries = [scheduled_workspace(m.path, cron=m.cron, timezone=m.timezone) for m in config.members]
@@ -181,6 +180,8 @@ def register(app: typer.Typer) -> None:
         quarter hour at the expression's minutes and runs only when ``--due`` says the expression matches now in
         the workspace's timezone. An invalid expression (``0 25 * * *``) exits 2.
         """
+        from dreaming.fleet import cron_matches, crontab_line, systemd_units
+
         ws, config = open_workspace(workspace)
         at = parse_now(None)
         try:

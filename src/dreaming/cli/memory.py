@@ -1,10 +1,13 @@
-"""The memory's commands: ``promote`` and ``doctor`` (the recall path), ``search`` and ``gap add`` / ``gap list``."""
+"""The memory's commands: ``promote`` and ``doctor`` (the recall path), ``search`` and ``gap add`` / ``gap list``.
+
+The recall path and the search are imported by the commands that use them: ``--help`` and ``gap`` load neither.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, replace
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from rich.markup import escape
@@ -28,22 +31,10 @@ from dreaming.config import DeepConfig
 from dreaming.errors import LockBusyError, RecallStoreError, ToolError
 from dreaming.memory import ConsolidationLock, check_confined, readable_markdown
 from dreaming.memory.gaps import GAP_STATUSES, GAP_TYPES, GapStatus, GapType, KnowledgeGap, list_gaps, record_gap
-from dreaming.memory.recall import (
-    Candidate,
-    PromotionSummary,
-    RankingResult,
-    audit_recall_artifacts,
-    check_recall_store_confined,
-    deep_sleep_recall,
-    describe_recall_store,
-    gate_reason,
-    note_snippet,
-    promote_short_term_recalls,
-    rank_short_term_candidates,
-    repair_recall_artifacts,
-)
-from dreaming.memory.search import SearchHit
-from dreaming.tools.memory_search import search_and_record
+
+if TYPE_CHECKING:
+    from dreaming.memory.recall import Candidate, PromotionSummary, RankingResult
+    from dreaming.memory.search import SearchHit
 
 __all__ = ["promotion_json", "register"]
 
@@ -72,6 +63,8 @@ def promotion_json(summary: PromotionSummary, deep: DeepConfig, stored: RankingR
     entry meets, so an entry dropped on read (a contaminated snippet, a note that is not a daily note) is never
     silently absent. A skipped entry that got a score carries it with its components.
     """
+    from dreaming.memory.recall import gate_reason
+
     refused = dict(summary.refused)
     ranked = summary.ranking
     scored = {c.key: c for c in (*(stored.scored if stored else ()), *ranked.scored, *ranked.candidates)}
@@ -113,6 +106,13 @@ def _register_recall(app: typer.Typer) -> None:
         workspace: WorkspaceOption = Path("."),
     ) -> None:
         """Rank recalls and promote the best into MEMORY.md (each candidate with its components)."""
+        from dreaming.memory.recall import (
+            check_recall_store_confined,
+            deep_sleep_recall,
+            promote_short_term_recalls,
+            rank_short_term_candidates,
+        )
+
         ws, config = open_workspace(workspace)
         moment = parse_now(now)
         stored = None
@@ -158,6 +158,8 @@ def _register_recall(app: typer.Typer) -> None:
         workspace: WorkspaceOption = Path("."),
     ) -> None:
         """Say which recall store the workspace uses; audit (and with --repair, fix) it and its lock."""
+        from dreaming.memory.recall import audit_recall_artifacts, describe_recall_store, repair_recall_artifacts
+
         ws, config = open_workspace(workspace)
         moment = parse_now(now)
         compat = config.recall.openclaw_compat
@@ -225,6 +227,8 @@ def _one_line(text: str, width: int = 100) -> str:
 
 
 def _print_hits(hits: list[SearchHit]) -> None:
+    from dreaming.memory.recall import note_snippet
+
     if not hits:
         console.print("no hits")
     for hit in hits:
@@ -242,6 +246,8 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Search the memory; record the recall, and a knowledge gap when the results are empty or weak."""
+    from dreaming.tools.memory_search import search_and_record
+
     ws, config = open_workspace(workspace)
     try:
         with refused_writes():

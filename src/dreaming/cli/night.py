@@ -5,16 +5,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
-from rich.status import Status
-from rich.table import Table
-from rich.text import Text
 
 from dreaming.cli.fleet import fleet_run
 from dreaming.cli.options import (
@@ -46,6 +41,10 @@ __all__ = ["register"]
 
 
 def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> None:
+    import asyncio
+
+    from rich.status import Status
+
     ws, _ = open_workspace(workspace)
     now = parse_now(now_text)
     quiet = as_json or not console.is_terminal
@@ -119,6 +118,10 @@ def _print_status(info: dict[str, Any]) -> None:
     rows = _status_rows(info)
     files = [(name, f"{size:,} bytes") for name, size in info["state_files"].items()]
     if console.is_terminal:
+        from rich import box
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table(title="dreaming status", show_header=False, box=box.ROUNDED, title_style="bold")
         table.add_column(style="bold", no_wrap=True)
         table.add_column()
@@ -195,6 +198,8 @@ def register(app: typer.Typer) -> None:
         json_out: JsonOption = False,
     ) -> None:
         """Replay recorded knowledge gaps over real code and score what research kept, by its content."""
+        import asyncio
+
         from dreaming.evals import bundled_cases, load_cases, render_table, run_research_eval
         from dreaming.evals._adversary import AdversarialModel
 

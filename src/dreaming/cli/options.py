@@ -16,7 +16,6 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.markup import escape
 
 from dreaming.config import DreamingConfig, load_config
@@ -131,6 +130,8 @@ def print_markdown(text: str) -> None:
     """Print memory markdown on stdout without its HTML comments: rendered on a terminal, else as plain text."""
     readable = readable_markdown(text)
     if console.is_terminal:
+        from rich.markdown import Markdown  # with pygments, most of what rich costs to import
+
         console.print(Markdown(readable), soft_wrap=False)  # the console does not wrap; rendered markdown must
     else:
         print_plain(readable)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from dreaming.graph.build import build_dream_graph, build_research_graph
-from dreaming.graph.context import DreamContext, ProgressFn
-from dreaming.graph.state import DreamState, jsonable
-from dreaming.graph.verify import VerifyResult, verify_insights, verify_insights_detailed
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dreaming.graph.build import build_dream_graph, build_research_graph
+    from dreaming.graph.context import DreamContext, ProgressFn
+    from dreaming.graph.state import DreamState, jsonable
+    from dreaming.graph.verify import VerifyResult, verify_insights, verify_insights_detailed
 
 __all__ = [
     "DreamContext",
@@ -18,3 +22,30 @@ __all__ = [
     "verify_insights",
     "verify_insights_detailed",
 ]
+
+_HOMES = {
+    "build_dream_graph": "dreaming.graph.build",
+    "build_research_graph": "dreaming.graph.build",
+    "DreamContext": "dreaming.graph.context",
+    "ProgressFn": "dreaming.graph.context",
+    "DreamState": "dreaming.graph.state",
+    "jsonable": "dreaming.graph.state",
+    "VerifyResult": "dreaming.graph.verify",
+    "verify_insights": "dreaming.graph.verify",
+    "verify_insights_detailed": "dreaming.graph.verify",
+}
+"""Each public name -> the module that is its one home. Names load on first use, so that ``jsonable`` and the
+state pull in no LangGraph."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -21,8 +21,11 @@ wrong ones.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from langgraph.checkpoint.base import ChannelVersions, Checkpoint, CheckpointMetadata
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.types import RetryPolicy
 
@@ -30,8 +33,9 @@ from dreaming.graph import nodes, research
 from dreaming.graph import research_gap as gap
 from dreaming.graph.context import DreamContext
 from dreaming.graph.state import DreamState
+from dreaming.memory import before_write
 
-__all__ = ["NO_RETRY", "build_dream_graph", "build_research_graph"]
+__all__ = ["NO_RETRY", "Checkpointer", "build_dream_graph", "build_research_graph"]
 
 NO_RETRY = RetryPolicy(max_attempts=1)
 """One attempt per node: a failure is recorded and the run resumes from its checkpoint, never blindly retried."""
@@ -87,3 +91,21 @@ def build_research_graph() -> StateGraph[
         graph.add_edge(name, END)
     graph.add_edge(START, "budget_research")
     return graph
+
+
+class Checkpointer(AsyncSqliteSaver):
+    """The SQLite checkpointer, announcing its writes to the workspace's write seam (``memory.before_write``)."""
+
+    path = Path("checkpoints.sqlite")
+
+    async def aput(
+        self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata, new_versions: ChannelVersions
+    ) -> Any:
+        """Store a checkpoint, after the write seam allowed the write."""
+        before_write(self.path)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
+        """Store a task's pending writes, after the write seam allowed the write."""
+        before_write(self.path)
+        await super().aput_writes(config, writes, task_id, task_path)

@@ -16,12 +16,16 @@ Below ``graph/``: the graph holds an :class:`LLMGateway` in its context and call
 
 from __future__ import annotations
 
-from dreaming.llm.budget import Allowed, CandidateGuard, Decision, Skipped, SkipReason, filter_candidates
-from dreaming.llm.fake import FakeChatModel, tool_call_answer
-from dreaming.llm.gateway import LLMGateway, LLMReply, build_gateway
-from dreaming.llm.ledger import BudgetLedger, LedgerEntry
-from dreaming.llm.pricing import PriceTable, cost_usd, count_message_tokens, load_price_table
-from dreaming.llm.report import BudgetReport, BudgetStatus, read_budget_status
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dreaming.llm.budget import Allowed, CandidateGuard, Decision, Skipped, SkipReason, filter_candidates
+    from dreaming.llm.fake import FakeChatModel, tool_call_answer
+    from dreaming.llm.gateway import LLMGateway, LLMReply, build_gateway
+    from dreaming.llm.ledger import BudgetLedger, LedgerEntry
+    from dreaming.llm.pricing import PriceTable, cost_usd, count_message_tokens, load_price_table
+    from dreaming.llm.report import BudgetReport, BudgetStatus, read_budget_status
 
 __all__ = [
     "Allowed",
@@ -45,3 +49,41 @@ __all__ = [
     "read_budget_status",
     "tool_call_answer",
 ]
+
+_HOMES = {
+    "Allowed": "dreaming.llm.budget",
+    "CandidateGuard": "dreaming.llm.budget",
+    "Decision": "dreaming.llm.budget",
+    "Skipped": "dreaming.llm.budget",
+    "SkipReason": "dreaming.llm.budget",
+    "filter_candidates": "dreaming.llm.budget",
+    "FakeChatModel": "dreaming.llm.fake",
+    "tool_call_answer": "dreaming.llm.fake",
+    "LLMGateway": "dreaming.llm.gateway",
+    "LLMReply": "dreaming.llm.gateway",
+    "build_gateway": "dreaming.llm.gateway",
+    "BudgetLedger": "dreaming.llm.ledger",
+    "LedgerEntry": "dreaming.llm.ledger",
+    "PriceTable": "dreaming.llm.pricing",
+    "cost_usd": "dreaming.llm.pricing",
+    "count_message_tokens": "dreaming.llm.pricing",
+    "load_price_table": "dreaming.llm.pricing",
+    "BudgetReport": "dreaming.llm.report",
+    "BudgetStatus": "dreaming.llm.report",
+    "read_budget_status": "dreaming.llm.report",
+}
+"""Each public name -> the module that is its one home. Names load on first use, so that the ledger and the
+report (``dreaming status``) pull in no LangChain, no tiktoken and no HTTP client."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -62,7 +62,7 @@ from dreaming.config import BudgetConfig, DreamingConfig, ModelPrice
 from dreaming.errors import BudgetError, ModelCallError
 from dreaming.llm.budget import Allowed, CandidateGuard, Decision, Skipped
 from dreaming.llm.cache import LLMCache, request_key
-from dreaming.llm.ledger import BudgetLedger, LedgerEntry
+from dreaming.llm.ledger import SHARED_CAP_ENV, SHARED_LEDGER_ENV, SHARED_WINDOW_ENV, BudgetLedger, LedgerEntry
 from dreaming.llm.pricing import cost_usd, count_message_tokens, load_price_table
 from dreaming.llm.report import BudgetReport, tally
 from dreaming.memory import Workspace, record_event
@@ -453,14 +453,6 @@ def _sends_max_tokens(base_url: str | None) -> bool:
     if not base_url:
         return False
     return (urlsplit(base_url).hostname or "").lower() != OPENAI_API_HOST
-
-
-SHARED_LEDGER_ENV = "DREAMING_BUDGET_LEDGER"
-"""Names a ledger shared by a fleet of workspaces (set by ``dreaming fleet run``); unset: the workspace's own."""
-SHARED_CAP_ENV = "DREAMING_BUDGET_MAX_COST_USD"
-"""The shared ledger's cap, replacing ``[budget] max_cost_usd``."""
-SHARED_WINDOW_ENV = "DREAMING_BUDGET_WINDOW_MINUTES"
-"""The shared ledger's window, replacing ``[budget] window_minutes``."""
 
 
 @dataclass(frozen=True, kw_only=True)

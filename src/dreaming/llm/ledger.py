@@ -68,9 +68,24 @@ from dreaming.config import BudgetConfig
 from dreaming.llm.budget import Allowed, Decision, Skipped
 from dreaming.memory import atomic_write_json, check_write_path, move_aside, read_state
 
-__all__ = ["LEDGER_VERSION", "BudgetLedger", "LedgerEntry", "new_entry_id"]
+__all__ = [
+    "LEDGER_VERSION",
+    "SHARED_CAP_ENV",
+    "SHARED_LEDGER_ENV",
+    "SHARED_WINDOW_ENV",
+    "BudgetLedger",
+    "LedgerEntry",
+    "new_entry_id",
+]
 
 logger = logging.getLogger(__name__)
+
+SHARED_LEDGER_ENV = "DREAMING_BUDGET_LEDGER"
+"""Names a ledger shared by a fleet of workspaces (set by ``dreaming fleet run``); unset: the workspace's own."""
+SHARED_CAP_ENV = "DREAMING_BUDGET_MAX_COST_USD"
+"""The shared ledger's cap, replacing ``[budget] max_cost_usd``."""
+SHARED_WINDOW_ENV = "DREAMING_BUDGET_WINDOW_MINUTES"
+"""The shared ledger's window, replacing ``[budget] window_minutes``."""
 
 LEDGER_VERSION = 3
 """Version 1 was PR #65589's tumbling-window total, version 2 had no reservations; see the module docstring."""

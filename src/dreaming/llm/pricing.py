@@ -20,12 +20,14 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import tiktoken
 from langchain_core.messages import BaseMessage
 
 from dreaming.config import ModelPrice
+
+if TYPE_CHECKING:
+    import tiktoken
 
 __all__ = [
     "ENCODING_NAME",
@@ -109,8 +111,11 @@ def cost_usd(price: ModelPrice, *, input_tokens: int, output_tokens: int, cached
 
 @functools.cache
 def _encoding() -> tiktoken.Encoding | None:
-    # Loaded on first use, not at import time; cached because building the BPE ranks takes a moment.
+    # Loaded on first use, not at import time (nor tiktoken itself: a night with no model counts no token); cached
+    # because building the BPE ranks takes a moment.
     try:
+        import tiktoken
+
         return tiktoken.get_encoding(ENCODING_NAME)
     except Exception as exc:  # a broken install must not stop the run; the fallback over-counts
         logger.warning("token encoding %s unavailable (%s); counting UTF-8 bytes instead", ENCODING_NAME, exc)

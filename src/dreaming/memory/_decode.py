@@ -33,6 +33,7 @@ __all__ = [
     "bad_line_numbers",
     "check_json_text",
     "decode_keeping_bytes",
+    "decode_user_text",
     "encode_keeping_bytes",
     "has_undecodable",
     "parse_json_bytes",
@@ -100,7 +101,12 @@ def read_user_text(path: Path) -> tuple[str, list[int]]:
     Raises:
         OSError: the file cannot be read.
     """
-    text = path.read_bytes().decode("utf-8", "surrogateescape")
+    return decode_user_text(path.read_bytes())
+
+
+def decode_user_text(data: bytes) -> tuple[str, list[int]]:
+    """Decode the bytes of a user's UTF-8 file as :func:`read_user_text` does (for a reader that has the bytes)."""
+    text = data.decode("utf-8", "surrogateescape")
     lines = bad_line_numbers(text)
     return (printable(text) if lines else text), lines
 

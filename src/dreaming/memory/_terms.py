@@ -40,8 +40,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Iterator
-
-import snowballstemmer
+from typing import Any
 
 __all__ = [
     "DIGITS",
@@ -54,18 +53,22 @@ __all__ = [
     "fts_match_expression",
     "identifier_form",
     "identifiers",
+    "index_needles",
     "index_salient_terms",
     "index_term_coverage",
     "index_tokens",
     "is_salient_word",
+    "morph_needles",
     "morph_salient_terms",
     "morph_term_coverage",
     "morph_tokens",
     "name_parts",
     "name_runs",
+    "needle_coverage",
     "query_coverage",
     "query_terms",
     "search_words",
+    "spaced_terms",
     "stem_word",
     "stemmed_salient_terms",
     "stemmed_term_coverage",
@@ -128,8 +131,40 @@ def index_term_coverage(terms: Iterable[str], text: str) -> float:
     wanted = tuple(terms)
     if not wanted:
         return 0.0
+    if all(_TOKEN.fullmatch(term) for term in wanted):
+        return needle_coverage(index_needles(wanted), spaced_terms(index_tokens(text)))
     words = set(index_tokens(text))
     return sum(1 for term in wanted if _matches(term, words)) / len(wanted)
+
+
+def spaced_terms(tokens: Iterable[str]) -> str:
+    """Return the distinct ``tokens`` joined by spaces, with a space before and after (`` kafka retention ``).
+
+    Tokens hold no space, so in this string `` term `` is a token and `` term`` a token that ``term`` begins: the
+    needles of :func:`index_needles` and :func:`morph_needles`, one substring search each (:func:`needle_coverage`).
+    """
+    return f" {' '.join(dict.fromkeys(tokens))} "
+
+
+def index_needles(terms: Iterable[str]) -> tuple[str, ...]:
+    """Return what finds each index term (one token) in :func:`spaced_terms`, by the prefix rule of the index query."""
+    return tuple(f" {term}" if len(term) >= PREFIX_MIN_CHARS else f" {term} " for term in terms)
+
+
+def morph_needles(terms: Iterable[str]) -> tuple[str, ...]:
+    """Return what finds each morphological term in :func:`spaced_terms` (whole tokens only)."""
+    return tuple(f" {term} " for term in terms)
+
+
+def needle_coverage(needles: tuple[str, ...], spaced: str) -> float:
+    """Return the fraction of ``needles`` in ``spaced``: the coverage of their terms in the text it spaces out.
+
+    ``needle_coverage(index_needles(terms), spaced_terms(index_tokens(text)))`` is :func:`index_term_coverage` and
+    ``needle_coverage(morph_needles(terms), spaced_terms(morph_tokens(text)))`` is :func:`morph_term_coverage`.
+    """
+    if not needles:
+        return 0.0
+    return len([needle for needle in needles if needle in spaced]) / len(needles)
 
 
 def fts_match_expression(terms: Iterable[str], *, prefix: bool = True) -> str:
@@ -208,7 +243,12 @@ def morph_term_coverage(terms: Iterable[str], text: str) -> float:
     wanted = tuple(terms)
     if not wanted:
         return 0.0
-    tokens = set(morph_tokens(text))
+    if text.isascii():
+        # What morph_tokens does to ASCII text (NFKC and case folding are lowercasing, every run is one word), for
+        # each distinct word once.
+        tokens = {stem_word(word) for word in set(_TOKEN.findall(text.lower())) - INDEX_STOP_WORDS}
+    else:
+        tokens = set(morph_tokens(text))
     return sum(1 for term in wanted if term in tokens) / len(wanted)
 
 
@@ -235,7 +275,6 @@ STEMMED_STOP_WORDS = frozenset(_STEMMED_STOP_WORDS_TEXT.split())
 
 NAME_RUN = re.compile(r"[A-Za-z0-9_]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_STEMMER = snowballstemmer.stemmer("english")
 _STEMMER_LOCK = threading.Lock()
 DIGITS = re.compile(r"\d+(?:\.\d+)?")
 
@@ -248,12 +287,21 @@ def _fold_plural(token: str) -> str:
     return token
 
 
+@functools.cache
+def _english_stemmer() -> Any:
+    # Made on first use: importing snowballstemmer loads every language's stemmer, which a command that only lists
+    # gaps or shows the status never needs.
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
 @functools.lru_cache(maxsize=65_536)
 def stem_word(token: str) -> str:
     # The Snowball (Porter 2) English stemmer, fixed and well known: "gaps" meets "gap", "capped" "cap", "detection"
     # "detected". A stem shorter than 2 letters keeps the word.
     with _STEMMER_LOCK:  # a Snowball stemmer keeps state between words: one thread at a time
-        stem = _STEMMER.stemWord(token)
+        stem = _english_stemmer().stemWord(token)
     return stem if len(stem) >= 2 else token
 
 

@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from dreaming.tools.codebase import (
-    SECRET_GLOBS,
-    CodebaseSearch,
-    FakeCodebaseSearch,
-    RipgrepSearch,
-    codebase_search_tool,
-    find_rg,
-    is_secret_path,
-)
-from dreaming.tools.memory_search import (
-    FakeMemorySearch,
-    MemorySearch,
-    SearchOutcome,
-    WorkspaceMemorySearch,
-    hits_to_json,
-    memory_search_tool,
-    search_and_record,
-)
-from dreaming.tools.web import FakeWebSearch, TavilyWebSearch, WebSearch, web_search_from_env, web_search_tool
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from dreaming.tools.codebase import (
+        SECRET_GLOBS,
+        CodebaseSearch,
+        FakeCodebaseSearch,
+        RipgrepSearch,
+        codebase_search_tool,
+        find_rg,
+        is_secret_path,
+    )
+    from dreaming.tools.memory_search import (
+        FakeMemorySearch,
+        MemorySearch,
+        SearchOutcome,
+        WorkspaceMemorySearch,
+        hits_to_json,
+        memory_search_tool,
+        search_and_record,
+    )
+    from dreaming.tools.web import FakeWebSearch, TavilyWebSearch, WebSearch, web_search_from_env, web_search_tool
 
 __all__ = [
     "SECRET_GLOBS",
@@ -43,3 +47,40 @@ __all__ = [
     "web_search_from_env",
     "web_search_tool",
 ]
+
+_HOMES = {
+    "SECRET_GLOBS": "dreaming.tools.codebase",
+    "CodebaseSearch": "dreaming.tools.codebase",
+    "FakeCodebaseSearch": "dreaming.tools.codebase",
+    "RipgrepSearch": "dreaming.tools.codebase",
+    "codebase_search_tool": "dreaming.tools.codebase",
+    "find_rg": "dreaming.tools.codebase",
+    "is_secret_path": "dreaming.tools.codebase",
+    "FakeMemorySearch": "dreaming.tools.memory_search",
+    "MemorySearch": "dreaming.tools.memory_search",
+    "SearchOutcome": "dreaming.tools.memory_search",
+    "WorkspaceMemorySearch": "dreaming.tools.memory_search",
+    "hits_to_json": "dreaming.tools.memory_search",
+    "memory_search_tool": "dreaming.tools.memory_search",
+    "search_and_record": "dreaming.tools.memory_search",
+    "FakeWebSearch": "dreaming.tools.web",
+    "TavilyWebSearch": "dreaming.tools.web",
+    "WebSearch": "dreaming.tools.web",
+    "web_search_from_env": "dreaming.tools.web",
+    "web_search_tool": "dreaming.tools.web",
+}
+"""Each public name -> the module that is its one home. Names load on first use, so that ``dreaming search``
+pulls in no Tavily and no LangChain, and one tool does not load another's client."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -15,21 +15,22 @@ logged as a warning and counted in the outcome, never raised.
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Protocol
-
-from langchain_core.tools import BaseTool, StructuredTool
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING, Protocol
 
 from dreaming.config import load_config
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import GapType, KnowledgeGap, classify_gap, record_gap
 from dreaming.memory.search import MemoryIndex, SearchHit, search_memory
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+    from pydantic import BaseModel
 
 __all__ = [
     "MAX_TOOL_LIMIT",
@@ -107,9 +108,16 @@ def hits_to_json(hits: list[SearchHit]) -> str:
     return json.dumps([hit.to_json() for hit in hits], ensure_ascii=False)
 
 
-class _MemorySearchArgs(BaseModel):
-    query: str = Field(description="Keywords to look for in the memory.")
-    limit: int = Field(default=8, ge=1, le=MAX_TOOL_LIMIT, description="How many hits to return at most.")
+@functools.cache
+def _args_schema() -> type[BaseModel]:
+    # Made on first use: pydantic and LangChain are the tool's, not the search's (``dreaming search`` loads neither).
+    from pydantic import BaseModel, Field
+
+    class _MemorySearchArgs(BaseModel):
+        query: str = Field(description="Keywords to look for in the memory.")
+        limit: int = Field(default=8, ge=1, le=MAX_TOOL_LIMIT, description="How many hits to return at most.")
+
+    return _MemorySearchArgs
 
 
 def memory_search_tool(
@@ -126,6 +134,10 @@ def memory_search_tool(
         read_only: search a workspace without recording anything.
         clock: the time recorded with each search; the real clock (UTC) by default.
     """
+    import asyncio
+
+    from langchain_core.tools import StructuredTool
+
     now = clock or (lambda: datetime.now(UTC))
 
     def run(query: str, limit: int = 8) -> str:
@@ -147,7 +159,7 @@ def memory_search_tool(
         coroutine=arun,
         name="memory_search",
         description=TOOL_DESCRIPTION,
-        args_schema=_MemorySearchArgs,
+        args_schema=_args_schema(),
     )
 
 

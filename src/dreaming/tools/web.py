@@ -15,9 +15,6 @@ from urllib.parse import urlsplit
 
 import httpx
 from langchain_core.tools import BaseTool, StructuredTool
-from tavily import AsyncTavilyClient
-from tavily.errors import TimeoutError as TavilyTimeoutError
-from tavily.errors import UsageLimitExceededError
 
 from dreaming.errors import RetryableToolError, ToolError
 from dreaming.memory.research import EvidencePool, SourceHit, fence_hits, redact_secrets
@@ -93,6 +90,9 @@ def _hit(result: Mapping[str, Any]) -> SourceHit | None:
 
 
 def _retryable(exc: BaseException) -> bool:
+    from tavily.errors import TimeoutError as TavilyTimeoutError
+    from tavily.errors import UsageLimitExceededError
+
     if isinstance(exc, TavilyTimeoutError | httpx.TimeoutException):
         return True
     if isinstance(exc, UsageLimitExceededError):
@@ -140,6 +140,8 @@ class TavilyWebSearch:
         return f"TavilyWebSearch(max_results={self.max_results}, timeout_s={self.timeout_s}, retries={self.retries})"
 
     async def _once(self, query: str, max_results: int) -> dict[str, Any]:
+        from tavily import AsyncTavilyClient  # only a night with a Tavily key loads the client
+
         async with AsyncTavilyClient(api_key=self._api_key, api_base_url=self.base_url) as client:
             response: dict[str, Any] = await client.search(
                 query, max_results=max_results, timeout=self.timeout_s, search_depth="basic"

@@ -6,9 +6,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from dreaming.memory.search import SearchHit, index_salient_terms, query_coverage
+from dreaming.memory._terms import index_salient_terms, query_coverage
+
+if TYPE_CHECKING:
+    from dreaming.memory.search import SearchHit
 
 __all__ = [
     "LOW_CONFIDENCE",

@@ -22,9 +22,9 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
+from dreaming.memory._secrets import redact_secrets
 from dreaming.memory.files import atomic_write_json, before_write, read_state, record_event
 from dreaming.memory.gaps._model import GapStatus, GapType, KnowledgeGap, normalize_query
-from dreaming.memory.research import redact_secrets
 from dreaming.memory.workspace import Workspace
 
 __all__ = [

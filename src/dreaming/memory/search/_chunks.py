@@ -19,9 +19,12 @@ __all__ = [
     "FENCE_START",
     "MAX_CHUNK_LINES",
     "Chunk",
+    "FolderListing",
     "chunk_markdown",
     "is_dreaming_output",
     "iter_memory_files",
+    "list_memory_folder",
+    "memory_md_stat",
     "scan_memory_files",
 ]
 
@@ -64,6 +67,64 @@ def is_dreaming_output(relative: str) -> bool:
     return len(parts) > 1 and parts[0] == "memory" and parts[1] in {"dreaming", ".dreams"}
 
 
+@dataclass(frozen=True, slots=True)
+class FolderListing:
+    """What one folder under ``memory/`` holds that is memory (see :func:`scan_memory_files` for the rule)."""
+
+    notes: list[tuple[str, os.stat_result]]
+    """Each note's name and ``stat`` (links followed), in the order the folder listed them."""
+    subfolders: list[str]
+    """The names of the folders under it that may hold memory."""
+    linked: bool
+    """Whether an entry is a symbolic link: what it reaches can change while the folder itself does not."""
+
+
+_SKIPPED_FOLDERS = frozenset({("memory/insights", "archive"), ("memory", "dreaming")})
+
+
+def list_memory_folder(ws: Workspace, folder: str, relative: str) -> FolderListing:
+    """List the memory in ``folder`` (absolute), whose workspace-relative POSIX path is ``relative``.
+
+    One ``scandir`` and one ``stat`` per note; a folder that cannot be listed holds nothing.
+    """
+    notes: list[tuple[str, os.stat_result]] = []
+    subfolders: list[str] = []
+    linked = False
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return FolderListing(notes=notes, subfolders=subfolders, linked=linked)
+    for entry in entries:
+        name = entry.name
+        if has_undecodable(name):  # no index row could hold the path; see memory._decode
+            _log.warning("%s/%s: %s", relative, printable(name), NAME_NOT_UTF8)
+            continue
+        if is_secret_name(name):
+            continue
+        try:
+            if entry.is_symlink():
+                linked = True
+                if not ws.contains(Path(entry.path)):
+                    continue
+            if entry.is_dir():
+                if not name.startswith(".") and (relative, name) not in _SKIPPED_FOLDERS:
+                    subfolders.append(name)
+            # The pruning of folders above is for speed; is_dreaming_output is the rule.
+            elif name[-3:].lower() == ".md" and entry.is_file() and not is_dreaming_output(f"{relative}/{name}"):
+                notes.append((name, entry.stat()))
+        except OSError:
+            continue
+    return FolderListing(notes=notes, subfolders=subfolders, linked=linked)
+
+
+def memory_md_stat(ws: Workspace) -> os.stat_result | None:
+    """Return the ``stat`` of MEMORY.md when it is memory (it exists, and a link to it stays in the workspace)."""
+    with contextlib.suppress(OSError):
+        if not ws.memory_md.is_symlink() or ws.contains(ws.memory_md):
+            return ws.memory_md.stat()
+    return None
+
+
 def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
     """Return ``{relative_posix_path: (absolute_path, mtime_ns, size)}`` for every markdown file that is memory.
 
@@ -71,42 +132,20 @@ def scan_memory_files(ws: Workspace) -> dict[str, tuple[str, int, int]]:
     ``memory/insights/`` (the archive of retired insights is not searched). Dreaming's output is excluded
     (:func:`is_dreaming_output`), and so is every file or folder whose name looks like it holds secrets
     (``secrets.md``, ``credentials/``: :func:`dreaming.memory.is_secret_name`) or whose real path is outside the
-    workspace (a symbolic link out of it): such a file is never read. One ``scandir`` walk with one ``stat`` per file:
-    this runs before every search, and only links cost a path resolution.
+    workspace (a symbolic link out of it): such a file is never read. One ``scandir`` walk with one ``stat`` per file
+    (:func:`list_memory_folder`); only links cost a path resolution.
     """
     found: dict[str, tuple[str, int, int]] = {}
-    with contextlib.suppress(OSError):
-        if not ws.memory_md.is_symlink() or ws.contains(ws.memory_md):
-            stat = ws.memory_md.stat()
-            found["MEMORY.md"] = (str(ws.memory_md), stat.st_mtime_ns, stat.st_size)
-    skip = {("memory/insights", "archive"), ("memory", "dreaming")}
+    stat = memory_md_stat(ws)
+    if stat is not None:
+        found["MEMORY.md"] = (str(ws.memory_md), stat.st_mtime_ns, stat.st_size)
     stack = [(str(ws.memory_dir), "memory")] if ws.contains(ws.memory_dir) else []
     while stack:
         folder, relative = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            name = entry.name
-            if has_undecodable(name):  # no index row could hold the path; see memory._decode
-                _log.warning("%s/%s: %s", relative, printable(name), NAME_NOT_UTF8)
-                continue
-            if is_secret_name(name):
-                continue
-            try:
-                if entry.is_symlink() and not ws.contains(Path(entry.path)):
-                    continue
-                if entry.is_dir():
-                    if not name.startswith(".") and (relative, name) not in skip:
-                        stack.append((entry.path, f"{relative}/{name}"))
-                elif name[-3:].lower() == ".md" and entry.is_file():
-                    path = f"{relative}/{name}"
-                    if not is_dreaming_output(path):  # the pruning above is for speed; this is the rule
-                        stat = entry.stat()
-                        found[path] = (entry.path, stat.st_mtime_ns, stat.st_size)
-            except OSError:
-                continue
+        listing = list_memory_folder(ws, folder, relative)
+        for name, note in listing.notes:
+            found[f"{relative}/{name}"] = (os.path.join(folder, name), note.st_mtime_ns, note.st_size)
+        stack.extend((os.path.join(folder, name), f"{relative}/{name}") for name in listing.subfolders)
     return found
 
 

@@ -4,8 +4,9 @@ The index is a cache of the markdown files, never a source of truth: a file that
 of another schema version, or built by another tokenizer) is deleted and rebuilt from the notes. It holds the notes'
 text with secrets redacted (:func:`dreaming.memory.redact_secrets`), so that no hit, recall or evidence taken from
 it, and not the index file itself, carries a password a note holds. It is refreshed incrementally before every
-search: a file is re-read only when its size or modification time (nanoseconds) changed, and files that disappeared
-are dropped.
+search (``_changes.py``): a folder is listed again only when its entries changed, every note is ``stat``-ed, a note
+whose stamp (ctime, size, inode) changed is read again and re-indexed only when its bytes differ from what was indexed
+(a digest in ``files``), and notes that disappeared are dropped. Nothing is written when nothing changed.
 
 Each chunk is indexed twice. ``chunks_fts`` holds its words as FTS5's ``unicode61`` tokenizer reads them (the exact
 search). ``chunks_morph`` holds its morphological tokens, computed in Python (``morph_tokens`` in
@@ -13,33 +14,40 @@ search). ``chunks_morph`` holds its morphological tokens, computed in Python (``
 splits them again at the spaces. That table is contentless (it stores no text, only what it needs to rank): a chunk's
 tokens are deleted by computing them again from the chunk's text, which is why the index records the tokenizer that
 made them (:func:`tokenizer_config`, in the ``meta`` table) and is rebuilt when it changes.
+
+``chunk_terms`` holds each chunk's distinct index terms and morphological tokens, each with a space before and after
+(`` kafka retention ``): a hit's term coverage is then a substring test per query term, where tokenizing the chunk
+again for every search would cost more than the search.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.metadata
+import hashlib
 import logging
 import sqlite3
+import time
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from dreaming.errors import ToolError
-from dreaming.memory._decode import read_user_text, undecodable_note
+from dreaming.memory._decode import decode_user_text, undecodable_note
 from dreaming.memory._secrets import redact_secrets
-from dreaming.memory._terms import MORPH_TOKENIZER_VERSION, morph_tokens
+from dreaming.memory._terms import MORPH_TOKENIZER_VERSION, index_tokens, morph_tokens, spaced_terms
 from dreaming.memory.files import check_write_path
-from dreaming.memory.search._chunks import chunk_markdown, scan_memory_files
+from dreaming.memory.search._changes import Changes, FolderState, look
+from dreaming.memory.search._chunks import chunk_markdown
 from dreaming.memory.workspace import Workspace
 
 __all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index", "tokenizer_config"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """Stored in ``PRAGMA user_version``; any other value means the file is rebuilt from the notes (version 2: text
-redacted; version 3: the morphological table and the ``meta`` table)."""
+redacted; version 3: the morphological table and the ``meta`` table; version 4: ``folders``, digests in ``files``,
+``chunk_terms``)."""
 
 BUSY_TIMEOUT_S = 10.0
 """How long a search waits for another process that is refreshing the same index."""
@@ -47,7 +55,10 @@ BUSY_TIMEOUT_S = 10.0
 _log = logging.getLogger(__name__)
 
 _SCHEMA = """
-CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL);
+CREATE TABLE folders (
+    path TEXT PRIMARY KEY, stamp BLOB NOT NULL, notes TEXT NOT NULL, stamps BLOB NOT NULL, subfolders TEXT NOT NULL
+);
+CREATE TABLE files (path TEXT PRIMARY KEY, digest BLOB NOT NULL);
 CREATE TABLE chunks (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
     text TEXT NOT NULL
@@ -57,6 +68,7 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5 (
     text, content='chunks', content_rowid='id', tokenize='unicode61 remove_diacritics 2'
 );
 CREATE VIRTUAL TABLE chunks_morph USING fts5 (text, content='', tokenize='ascii');
+CREATE TABLE chunk_terms (id INTEGER PRIMARY KEY, words TEXT NOT NULL, stems TEXT NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -69,6 +81,8 @@ def tokenizer_config() -> str:
     Unicode version of Python's ``unicodedata``: an upgrade of either can change a stem or a fold, and the index must
     then be rebuilt, not patched with tokens that no longer delete what they added.
     """
+    import importlib.metadata  # its email, csv and zipfile cost a command that never opens the index
+
     return (
         f"exact=unicode61 remove_diacritics 2; morph={MORPH_TOKENIZER_VERSION}; "
         f"snowballstemmer={importlib.metadata.version('snowballstemmer')}; unicode={unicodedata.unidata_version}"
@@ -82,7 +96,7 @@ class IndexRefresh:
     scanned: int
     """Memory files seen on disk."""
     reread: tuple[str, ...]
-    """Files (re)read because they were new or changed, workspace-relative."""
+    """Files (re)indexed because they were new or their bytes changed, workspace-relative."""
     removed: tuple[str, ...]
     """Files dropped from the index because they no longer exist (or are no longer memory)."""
     chunks: int
@@ -170,67 +184,123 @@ def _drop(conn: sqlite3.Connection, relative: str) -> None:
         (relative,),
     )
     # A contentless table forgets a row only when told the very tokens it was given.
+    rows = conn.execute("SELECT id, text FROM chunks WHERE path = ?", (relative,)).fetchall()
     conn.executemany(
         "INSERT INTO chunks_morph (chunks_morph, rowid, text) VALUES ('delete', ?, ?)",
-        [
-            (rowid, _morph_text(text))
-            for rowid, text in conn.execute("SELECT id, text FROM chunks WHERE path = ?", (relative,)).fetchall()
-        ],
+        [(rowid, " ".join(morph_tokens(text))) for rowid, text in rows],
     )
+    conn.executemany("DELETE FROM chunk_terms WHERE id = ?", [(rowid,) for rowid, _ in rows])
     conn.execute("DELETE FROM chunks WHERE path = ?", (relative,))
     conn.execute("DELETE FROM files WHERE path = ?", (relative,))
 
 
-def _morph_text(text: str) -> str:
-    return " ".join(morph_tokens(text))
+def _insert(conn: sqlite3.Connection, relative: str, text: str, digest: bytes) -> None:
+    for chunk in chunk_markdown(redact_secrets(text)):
+        cursor = conn.execute(
+            "INSERT INTO chunks (path, start_line, end_line, text) VALUES (?, ?, ?, ?)",
+            (relative, chunk.start_line, chunk.end_line, chunk.text),
+        )
+        morph = morph_tokens(chunk.text)
+        conn.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (cursor.lastrowid, chunk.text))
+        conn.execute("INSERT INTO chunks_morph (rowid, text) VALUES (?, ?)", (cursor.lastrowid, " ".join(morph)))
+        conn.execute(
+            "INSERT INTO chunk_terms (id, words, stems) VALUES (?, ?, ?)",
+            (cursor.lastrowid, spaced_terms(index_tokens(chunk.text)), spaced_terms(morph)),
+        )
+    conn.execute("INSERT INTO files (path, digest) VALUES (?, ?)", (relative, digest))
 
 
-def _read(path: Path, relative: str, undecodable: list[str]) -> str | None:
-    # A user's note with a stray byte is still indexed (U+FFFD in its place) and reported; see memory._decode.
+def _read(path: str) -> bytes | None:
     try:
-        text, bad = read_user_text(path)
+        return Path(path).read_bytes()
     except OSError as exc:
         _log.warning("cannot read %s for the search index: %s", path, exc)
         return None
-    if bad:
-        undecodable.append(f"{relative}:{bad[0]}: {undecodable_note(bad)}")
-        _log.warning("%s", undecodable[-1])
-    return text
 
 
-def refresh_index(ws: Workspace, conn: sqlite3.Connection) -> IndexRefresh:
-    """Bring the index up to date with the memory files, re-reading only those whose size or mtime changed."""
-    on_disk = scan_memory_files(ws)
-    known = {row[0]: (row[1], row[2]) for row in conn.execute("SELECT path, mtime_ns, size FROM files")}
-    changed = sorted(rel for rel, (_, mtime, size) in on_disk.items() if known.get(rel) != (mtime, size))
-    removed = sorted(set(known) - set(on_disk))
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+_NAMES = "/"  # joins the names of a folder's notes and of its subfolders: no file name holds a slash
+
+
+def _stored_folders(conn: sqlite3.Connection) -> dict[str, FolderState]:
+    return {
+        path: FolderState(
+            stamp=stamp,
+            notes=tuple(notes.split(_NAMES)) if notes else (),
+            stamps=stamps,
+            subfolders=tuple(subfolders.split(_NAMES)) if subfolders else (),
+        )
+        for path, stamp, notes, stamps, subfolders in conn.execute(
+            "SELECT path, stamp, notes, stamps, subfolders FROM folders"
+        )
+    }
+
+
+def _edited(conn: sqlite3.Connection, changes: Changes) -> list[str]:
+    # The candidates to index again, sorted: the new ones, and those whose bytes differ from what was indexed or
+    # cannot be read (a touch or a chmod changes the stamp, not the bytes: such a note is read, never indexed again).
+    edited = []
+    for relative, path in changes.candidates.items():
+        row = conn.execute("SELECT digest FROM files WHERE path = ?", (relative,)).fetchone()
+        if row is None:
+            edited.append(relative)
+            continue
+        data = _read(path)
+        if data is None or _digest(data) != row[0]:
+            edited.append(relative)
+    return sorted(edited)
+
+
+def refresh_index(ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None = None) -> IndexRefresh:
+    """Bring the index up to date with the memory files: re-index the notes whose bytes changed, drop those gone.
+
+    Reads the index and ``stat``-s every note; writes (in one transaction) only when something changed. When another
+    process refreshed the index meanwhile, the look is taken again inside the transaction. ``now_ns`` is the wall
+    clock (the default), against which a file's stamp is judged settled (see ``_changes.py``).
+    """
+    clock = time.time_ns if now_ns is None else lambda: now_ns
+    seen_version = conn.execute("PRAGMA data_version").fetchone()[0]
+    changes = look(ws, _stored_folders(conn), now_ns=clock())
+    edited = _edited(conn, changes)
+    reread: list[str] = []
     undecodable: list[str] = []
-    if changed or removed:
+    if changes.dirty or edited or changes.removed:
         with _transaction(conn):
-            for relative in removed:
+            if conn.execute("PRAGMA data_version").fetchone()[0] != seen_version:
+                changes = look(ws, _stored_folders(conn), now_ns=clock())
+                edited = _edited(conn, changes)
+            folders = dict(changes.folders)
+            for relative in changes.removed:
                 _drop(conn, relative)
-            for relative in changed:
-                path, mtime, size = on_disk[relative]
-                text = _read(Path(path), relative, undecodable)
+            for relative in edited:
                 _drop(conn, relative)
-                if text is None:
+                data = _read(changes.candidates[relative])  # after its stamp was taken: a later edit shows next time
+                if data is None:  # out of the index, and read again at the next look
+                    folder, _, name = relative.rpartition("/")
+                    folders[folder] = folders[folder].unsettle(name)
                     continue
-                for chunk in chunk_markdown(redact_secrets(text)):
-                    cursor = conn.execute(
-                        "INSERT INTO chunks (path, start_line, end_line, text) VALUES (?, ?, ?, ?)",
-                        (relative, chunk.start_line, chunk.end_line, chunk.text),
-                    )
-                    conn.execute("INSERT INTO chunks_fts (rowid, text) VALUES (?, ?)", (cursor.lastrowid, chunk.text))
-                    conn.execute(
-                        "INSERT INTO chunks_morph (rowid, text) VALUES (?, ?)",
-                        (cursor.lastrowid, _morph_text(chunk.text)),
-                    )
-                conn.execute("INSERT INTO files (path, mtime_ns, size) VALUES (?, ?, ?)", (relative, mtime, size))
+                text, bad = decode_user_text(data)
+                if bad:  # a user's note with a stray byte is still indexed (U+FFFD in its place); see memory._decode
+                    undecodable.append(f"{relative}:{bad[0]}: {undecodable_note(bad)}")
+                    _log.warning("%s", undecodable[-1])
+                _insert(conn, relative, text, _digest(data))
+                reread.append(relative)
+            conn.execute("DELETE FROM folders")
+            conn.executemany(
+                "INSERT INTO folders (path, stamp, notes, stamps, subfolders) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (path, state.stamp, _NAMES.join(state.notes), state.stamps, _NAMES.join(state.subfolders))
+                    for path, state in folders.items()
+                ],
+            )
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     return IndexRefresh(
-        scanned=len(on_disk),
-        reread=tuple(changed),
-        removed=tuple(removed),
+        scanned=changes.scanned,
+        reread=tuple(reread),
+        removed=changes.removed,
         chunks=int(total),
         undecodable=tuple(undecodable),
     )

@@ -24,13 +24,15 @@ and order, above every chunk that needs morphology. Morphology only adds chunks 
 finds "the rate limit", ``备份`` finds "明天检查备份任务") and lifts a chunk it covers better than the exact words do.
 
 It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
-agent). ``search_memory`` re-checks every file's size and mtime before each query, which is right for a one-off search
-but costs as much as the search itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the
-files at most once every ``max_staleness_s`` seconds, so a burst of searches pays for one check.
+agent). ``search_memory`` refreshes the index before each query (one ``stat`` per note, a listing only of the folders
+whose entries changed; see ``_changes.py``), which is right for a one-off search but costs more than the search
+itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the files at most once every
+``max_staleness_s`` seconds, so a burst of searches pays for one check.
 """
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 import threading
 import time
@@ -41,15 +43,17 @@ from typing import Literal
 
 from dreaming.memory._terms import (
     fts_match_expression,
+    index_needles,
     index_salient_terms,
-    index_term_coverage,
+    morph_needles,
     morph_salient_terms,
-    morph_term_coverage,
+    needle_coverage,
 )
 from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
+    "CANDIDATES_SQL",
     "CANDIDATE_FACTOR",
     "DEFAULT_MAX_STALENESS_S",
     "MORPH_SCORE_FACTOR",
@@ -117,18 +121,27 @@ def _snippet(text: str) -> str:
     return text if len(text) <= SNIPPET_MAX_CHARS else text[: SNIPPET_MAX_CHARS - 1].rstrip() + "…"
 
 
+CANDIDATES_SQL = (
+    "SELECT c.id, c.path, c.start_line, c.end_line, c.text, t.rank FROM {table} AS t"
+    " JOIN chunks AS c ON c.id = t.rowid WHERE {table} MATCH ? ORDER BY t.rank, c.path, c.start_line LIMIT ?"
+)
+"""The FTS5 query of one table (``chunks_fts`` or ``chunks_morph``): its best chunks, ties broken by path and line."""
+
+
 def _candidates(
-    conn: sqlite3.Connection, table: str, expression: str, count: int
-) -> list[tuple[int, str, int, int, str, float]]:
-    # ``(id, path, start, end, text, bm25 / best_bm25)`` of the best ``count`` chunks that ``table`` matches.
-    rows = conn.execute(
-        f"SELECT c.id, c.path, c.start_line, c.end_line, c.text, t.rank FROM {table} AS t"
-        f" JOIN chunks AS c ON c.id = t.rowid WHERE {table} MATCH ? ORDER BY t.rank, c.path, c.start_line LIMIT ?",
-        (expression, count),
-    ).fetchall()
+    conn: sqlite3.Connection, table: str, column: str, expression: str, count: int
+) -> list[tuple[int, str, int, int, str, float, str]]:
+    # ``(id, path, start, end, text, bm25 / best_bm25, terms)`` of the best ``count`` chunks that ``table`` matches,
+    # ``terms`` being their ``column`` of ``chunk_terms``: looked up for those rows alone, after the FTS5 query (in it,
+    # every match would pay for the lookup before the sort).
+    rows = conn.execute(CANDIDATES_SQL.format(table=table), (expression, count)).fetchall()
+    ids = [row[0] for row in rows]
+    terms = dict(
+        conn.execute(f"SELECT id, {column} FROM chunk_terms WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
+    )
     best = min((float(row[5]) for row in rows), default=0.0)
     return [
-        (int(chunk_id), path, int(start), int(end), text, float(rank) / best if best < 0 else 1.0)
+        (chunk_id, path, start, end, text, float(rank) / best if best < 0 else 1.0, terms.get(chunk_id, ""))
         for chunk_id, path, start, end, text, rank in rows
     ]
 
@@ -137,47 +150,72 @@ def _rank_share(relative: float) -> float:
     return RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative
 
 
-def _ranked(found: Iterable[tuple[float, str, int, int, str]], limit: int) -> list[SearchHit]:
-    hits = [
-        SearchHit(
-            path=path,
-            start_line=start,
-            end_line=end,
-            score=round(min(1.0, max(0.0, score)), _SCORE_DIGITS),
-            snippet=_snippet(text),
-        )
-        for score, path, start, end, text in found
+def _shown(score: float) -> float:
+    # A hit's score as it is returned and ordered: clamped to [0, 1] and rounded.
+    return round(min(1.0, max(0.0, score)), _SCORE_DIGITS)
+
+
+# A chunk found: ``(-shown score, path, start, end, text, score)``, in the order of the hits (path and start line
+# make it unique, so the tuples themselves sort; the unrounded score is what later passes compare).
+_Found = tuple[float, str, int, int, str, float]
+
+
+def _ranked(found: Iterable[_Found], limit: int) -> list[SearchHit]:
+    return [
+        SearchHit(path=path, start_line=start, end_line=end, score=-negated, snippet=_snippet(text))
+        for negated, path, start, end, text, _ in sorted(found)[:limit]
     ]
-    hits.sort(key=lambda hit: (-hit.score, hit.path, hit.start_line))
-    return hits[:limit]
 
 
 def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
-    """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`."""
+    """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`.
+
+    Candidates come in BM25 order, so the most the next one can score (its coverage taken as 1) only falls, while
+    the ``limit``-th best score found so far (``cutoff[0]``, a min-heap of the best) only rises: once a candidate
+    cannot reach it, even tied as shown (a tie might be won on the path), neither it nor any after it is returned,
+    and their coverage is not computed. The heap holds one score per chunk, as first found: a chunk whose morph score
+    later passes its exact one keeps its lower score there, which only makes the cutoff lower, never wrong.
+    """
     terms = index_salient_terms(query)
     if not terms or limit <= 0:
         return []
     count = limit * CANDIDATE_FACTOR
-    found: dict[int, tuple[float, str, int, int, str]] = {}
-    for chunk_id, path, start, end, text, relative in _candidates(
-        conn, "chunks_fts", fts_match_expression(terms), count
+    found: dict[int, _Found] = {}
+    cutoff: list[float] = []
+    needles = index_needles(terms)
+    for chunk_id, path, start, end, text, relative, words in _candidates(
+        conn, "chunks_fts", "words", fts_match_expression(terms), count
     ):
-        found[chunk_id] = (index_term_coverage(terms, text) * _rank_share(relative), path, start, end, text)
+        most = _rank_share(relative)
+        if len(cutoff) == limit and _shown(most) < cutoff[0]:
+            break
+        score = needle_coverage(needles, words) * most
+        shown = _shown(score)
+        found[chunk_id] = (-shown, path, start, end, text, score)
+        (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, shown)
     # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
     # ``limit`` chunks score above it the morphological table cannot change the answer and is not asked.
-    if sum(1 for score, *_ in found.values() if round(score, _SCORE_DIGITS) > MORPH_SCORE_FACTOR) >= limit:
+    if len(cutoff) == limit and cutoff[0] > MORPH_SCORE_FACTOR:
         return _ranked(found.values(), limit)
     morph_terms = morph_salient_terms(query)
     if not morph_terms:  # stop words alone: the exact search has answered
         return _ranked(found.values(), limit)
-    for chunk_id, path, start, end, text, relative in _candidates(
-        conn, "chunks_morph", fts_match_expression(morph_terms, prefix=False), count
+    needles = morph_needles(morph_terms)
+    for chunk_id, path, start, end, text, relative, stems in _candidates(
+        conn, "chunks_morph", "stems", fts_match_expression(morph_terms, prefix=False), count
     ):
-        if chunk_id in found and found[chunk_id][0] > MORPH_SCORE_FACTOR:
+        most = MORPH_SCORE_FACTOR * _rank_share(relative)
+        if len(cutoff) == limit and _shown(most) < cutoff[0]:
+            break
+        known = found.get(chunk_id)
+        if known is not None and known[5] > MORPH_SCORE_FACTOR:
             continue
-        score = MORPH_SCORE_FACTOR * morph_term_coverage(morph_terms, text) * _rank_share(relative)
-        if chunk_id not in found or score > found[chunk_id][0]:
-            found[chunk_id] = (score, path, start, end, text)
+        score = MORPH_SCORE_FACTOR * needle_coverage(needles, stems) * _rank_share(relative)
+        shown = _shown(score)
+        if known is None:
+            (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, shown)
+        if known is None or score > known[5]:
+            found[chunk_id] = (-shown, path, start, end, text, score)
     return _ranked(found.values(), limit)
 
 
