@@ -6,9 +6,9 @@ The curated public surface, pinned by ``tests/test_public_surface.py``. Names lo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from dreaming._lazy import lazy_exports
 from dreaming._version import __version__
 
 if TYPE_CHECKING:
@@ -69,14 +69,4 @@ _HOMES = {
 """Each public name -> the module that is its one home."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'dreaming' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

@@ -16,8 +16,9 @@ Below ``graph/``: the graph holds an :class:`LLMGateway` in its context and call
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from dreaming._lazy import lazy_exports
 
 if TYPE_CHECKING:
     from dreaming.llm.budget import Allowed, CandidateGuard, Decision, Skipped, SkipReason, filter_candidates
@@ -76,14 +77,4 @@ _HOMES = {
 report (``dreaming status``) pull in no LangChain, no tiktoken and no HTTP client."""
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
