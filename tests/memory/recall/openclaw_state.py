@@ -1,8 +1,6 @@
 """Build OpenClaw 2026.9 state dirs for tests: the one place that knows how OpenClaw creates its database.
 
-The schema is the one ``openclaw@2026.9.6`` creates, from ``golden/openclaw-2026.9.6/schema.sql`` when that golden
-file is present; until then, ``plugin_state_entries`` as the reference describes it (§2), which is all the recall
-store touches.
+The schema is the one ``openclaw@2026.9.6`` creates, from the golden ``golden/openclaw-2026.9.6/schema.sql``.
 """
 
 from __future__ import annotations
@@ -20,22 +18,7 @@ import pytest
 from dreaming.memory.recall._openclaw_paths import entry_key, workspace_key
 
 GOLDEN_SCHEMA = Path(__file__).parent / "golden" / "openclaw-2026.9.6" / "schema.sql"
-PLUGIN_STATE_SCHEMA = """
-CREATE TABLE plugin_state_entries (
-  plugin_id TEXT NOT NULL,
-  namespace TEXT NOT NULL,
-  entry_key TEXT NOT NULL,
-  value_json TEXT NOT NULL,
-  created_at INTEGER NOT NULL,
-  expires_at INTEGER,
-  PRIMARY KEY (plugin_id, namespace, entry_key)
-) STRICT;
-CREATE INDEX idx_plugin_state_expiry
-  ON plugin_state_entries(expires_at)
-  WHERE expires_at IS NOT NULL;
-CREATE INDEX idx_plugin_state_listing
-  ON plugin_state_entries(plugin_id, namespace, created_at, entry_key, expires_at);
-"""
+"""The schema ``openclaw@2026.9.6`` creates (``make compat-openclaw`` dumps it from a database OpenClaw made)."""
 
 Row = tuple[str, str, str, str, int, int | None]
 
@@ -44,7 +27,7 @@ def create_openclaw_db(state_dir: Path, *, user_version: int = 18) -> Path:
     """Create ``<state_dir>/state/openclaw.sqlite`` as OpenClaw does (WAL, incremental vacuum, its schema)."""
     db = state_dir / "state" / "openclaw.sqlite"
     db.parent.mkdir(parents=True, exist_ok=True)
-    schema = GOLDEN_SCHEMA.read_text(encoding="utf-8") if GOLDEN_SCHEMA.exists() else PLUGIN_STATE_SCHEMA
+    schema = GOLDEN_SCHEMA.read_text(encoding="utf-8")
     with closing(sqlite3.connect(db)) as conn:
         conn.execute("PRAGMA auto_vacuum = 2")  # before the first table, or it does not take
         conn.execute("PRAGMA journal_mode = wal")
