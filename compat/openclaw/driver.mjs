@@ -173,6 +173,16 @@ function readMemoryFile(workspaceDir) {
 	}
 }
 
+// The deep config's ranking options, as the CLI and the nightly sweep pass them.
+const DEEP_RANK = {
+	limit: DEEP_CONFIG.limit,
+	minScore: DEEP_CONFIG.minScore,
+	minRecallCount: DEEP_CONFIG.minRecallCount,
+	minUniqueQueries: DEEP_CONFIG.minUniqueQueries,
+	recencyHalfLifeDays: DEEP_CONFIG.recencyHalfLifeDays,
+	maxAgeDays: DEEP_CONFIG.maxAgeDays,
+};
+
 function rankOptions(options, base) {
 	return { ...base, ...(options.rank ?? {}) };
 }
@@ -237,14 +247,7 @@ const commands = {
 		const candidates = await oc.rankShortTermPromotionCandidates({
 			workspaceDir: request.workspaceDir,
 			nowMs: nowMs(),
-			...rankOptions(options, {
-				limit: DEEP_CONFIG.limit,
-				minScore: DEEP_CONFIG.minScore,
-				minRecallCount: DEEP_CONFIG.minRecallCount,
-				minUniqueQueries: DEEP_CONFIG.minUniqueQueries,
-				recencyHalfLifeDays: DEEP_CONFIG.recencyHalfLifeDays,
-				maxAgeDays: DEEP_CONFIG.maxAgeDays,
-			}),
+			...rankOptions(options, DEEP_RANK),
 		});
 		return { candidates };
 	},
@@ -276,14 +279,7 @@ const commands = {
 		const candidates = await oc.rankShortTermPromotionCandidates({
 			workspaceDir,
 			nowMs: nowMs(),
-			...rankOptions(options, {
-				limit: DEEP_CONFIG.limit,
-				minScore: DEEP_CONFIG.minScore,
-				minRecallCount: DEEP_CONFIG.minRecallCount,
-				minUniqueQueries: DEEP_CONFIG.minUniqueQueries,
-				recencyHalfLifeDays: DEEP_CONFIG.recencyHalfLifeDays,
-				maxAgeDays: DEEP_CONFIG.maxAgeDays,
-			}),
+			...rankOptions(options, DEEP_RANK),
 		});
 		const logger = { info() {}, warn() {}, error() {}, debug() {} };
 		const result = await oc.applyShortTermPromotions({
