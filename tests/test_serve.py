@@ -109,7 +109,7 @@ def test_a_held_lock_skips_that_slot_only() -> None:
     assert scheduler.wait_idle(timeout=10)
     assert scheduler.tick(_at("2026-03-11T03:00:00")).started == [A, B]
     scheduler.close()
-    assert nights.ran == [B, A, B]
+    assert nights.ran[0] == B and sorted(nights.ran[1:]) == [A, B]  # the second slot's two nights run concurrently
 
 
 def test_a_night_still_running_is_skipped_and_concurrency_caps_the_running_ones() -> None:
