@@ -30,6 +30,11 @@ SURFACES = {
         "NightReport", "RunOutcome", "adream", "busy_answer", "codebase_roots", "dream", "night_context", "research_tools", "run_night",
         "utc_now", "workspace_status",
     ],
+    "dreaming.fleet": [
+        "EXIT_SEVERITY", "FleetBudget", "FleetConfig", "FleetMember", "NightResult", "cron_matches", "crontab_line",
+        "expand_workspaces", "fleet_exit_code", "ledger_spend", "load_fleet", "render_results", "run_fleet",
+        "systemd_units",
+    ],
     "dreaming.chat": ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"],
     "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],
     "dreaming.view": ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"],

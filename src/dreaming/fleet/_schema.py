@@ -1,0 +1,81 @@
+"""The distributed fleet's tables in Postgres: numbered migrations, applied once each, in order, idempotently.
+
+Every object is created unqualified, so it lands in the first schema of the connection's ``search_path`` (a fleet
+may live in a schema of its own: ``?options=-csearch_path%3Dmyfleet`` in the URL; tests use one schema each).
+``dreaming_schema_version`` records what was applied. :func:`apply_migrations` runs in one transaction under a
+transaction-scoped advisory lock, so workers and ``dreaming fleet init`` started together apply each migration once;
+a database migrated by a newer ``dreaming`` (a version this code does not know) is refused, never downgraded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dreaming.errors import ConfigError
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "apply_migrations", "schema_version"]
+
+MIGRATIONS: tuple[tuple[int, str, str], ...] = (
+    (
+        1,
+        "the fleet's budget ledger",
+        """
+        CREATE TABLE dreaming_budget (
+            id smallint PRIMARY KEY CHECK (id = 1),
+            max_cost_usd double precision NOT NULL CHECK (max_cost_usd >= 0),
+            window_minutes double precision NOT NULL CHECK (window_minutes > 0)
+        );
+        CREATE TABLE dreaming_budget_entries (
+            id text PRIMARY KEY,
+            reserved boolean NOT NULL,
+            at timestamptz NOT NULL,
+            entry jsonb NOT NULL
+        );
+        CREATE INDEX dreaming_budget_entries_at ON dreaming_budget_entries (at);
+        """,
+    ),
+)
+"""``(version, what it adds, SQL)``, in order. Never edit a released migration: add the next one."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+_LOCK_KEY = 0x647265616D696E67  # "dreaming": serialises concurrent migrations (pg_advisory_xact_lock)
+
+
+def schema_version(conn: psycopg.Connection[Any]) -> int:
+    """Return the newest migration applied to the connection's schema (0 when none)."""
+    exists = conn.execute("SELECT to_regclass('dreaming_schema_version') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return 0
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM dreaming_schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def apply_migrations(conn: psycopg.Connection[Any]) -> list[int]:
+    """Apply the migrations not yet applied, in one transaction; return their versions (empty when up to date).
+
+    Raises:
+        ConfigError: the database was migrated by a newer ``dreaming`` than this one.
+    """
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS dreaming_schema_version ("
+            " version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        done = {int(row[0]) for row in conn.execute("SELECT version FROM dreaming_schema_version")}
+        if done and max(done) > SCHEMA_VERSION:
+            raise ConfigError(
+                f"the fleet database is at schema version {max(done)}, newer than this dreaming knows "
+                f"({SCHEMA_VERSION}): upgrade dreaming on this machine"
+            )
+        applied = []
+        for version, name, sql in MIGRATIONS:
+            if version in done:
+                continue
+            conn.execute(sql.encode())
+            conn.execute("INSERT INTO dreaming_schema_version (version, name) VALUES (%s, %s)", (version, name))
+            applied.append(version)
+    return applied
