@@ -9,6 +9,10 @@ the baseline's own figure.
 - **peer**: a competent polars review + REM from disk (lazy scans, ``join_asof`` for t0 and each window's target,
   window functions for ATR and the regime, one group-by), in a subprocess; its CPU counts every thread.
 - **cycle**: our review, light, REM and deep sleep in this process, on a workspace with no tallies (cold).
+- **bounds**: what no implementation of the night in CPython goes below, for scale: ``import langgraph.graph`` in a
+  fresh process (the night is a LangGraph graph; the fixed cost includes it), and writing the bytes of
+  ``verdict_review.jsonl`` and ``verdict-signals.jsonl`` (the spec's outputs, ~430 MB at scale 1) from their lines
+  already built as strings (one join, one encode, one atomic write each), added to the floor's decode.
 - **nights**: whole ``dreaming run`` processes (``os.wait4`` gives each one's CPU and peak RSS): a night on an empty
   workspace (the fixed cost: imports, graph, diary), a cold night, an idle night (nothing new) and a night with 1%
   new verdicts. A night's *verdict work* is its CPU minus the empty night's (median).
@@ -19,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,6 +39,7 @@ import msgspec
 
 from dreaming.config import VerdictsConfig
 from dreaming.memory import InputReport, Workspace
+from dreaming.memory.files import atomic_write_bytes
 from dreaming.memory.verdicts import (
     deep_sleep_verdicts,
     light_sleep_verdicts,
@@ -316,6 +322,25 @@ def _nights(pristine: Workspace, tmp: Path, iso: list[str], n: int) -> dict[str,
     return out
 
 
+def _import_langgraph() -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "import langgraph.graph"], check=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _write_bound(ws: Workspace, out: Path) -> float:
+    """Return the CPU of writing the two output files' bytes from their lines (read untimed, as strings)."""
+    files = [ws.verdict_review.read_text().splitlines(keepends=True), ws.verdict_signals.read_text().splitlines(True)]
+    started = _cpu()
+    for i, lines in enumerate(files):
+        atomic_write_bytes(out / f"output-{i}.jsonl", "".join(lines).encode())
+    elapsed = _cpu() - started
+    for i in range(len(files)):
+        (out / f"output-{i}.jsonl").unlink()
+    return elapsed
+
+
 def _timed(label: str, fn: Callable[[], float]) -> list[float]:
     values = [fn() for _ in range(RUNS)]
     print(f"  {label:<44} {_spread(values)}", flush=True)
@@ -349,6 +374,9 @@ def run(scale: float) -> None:
                 f"{statistics.median(work[key]):.2f} s)"
             )
         print(f"  fixed cost (empty-workspace night) = {fixed:.2f} s CPU (target <= 1.0 s)")
+        _import_langgraph()  # untimed: warms the file cache
+        langgraph = _timed("bound: import langgraph.graph (a process)", _import_langgraph)
+        print(f"  of the fixed cost, LangGraph's import alone is {statistics.median(langgraph) / fixed:.0%}")
         print(
             f"  peak RSS of a cold night = min {min(nights['cold_rss']):.0f}  median "
             f"{statistics.median(nights['cold_rss']):.0f} MiB (target < 300)"
@@ -366,6 +394,14 @@ def run(scale: float) -> None:
         ours = {(c.asset, c.verdict, c.regime, c.window): (c.n, c.hits) for c in cycles[-1][1].candidates}
         theirs = {tuple(b[:4]): (b[4], b[5]) for b in peers[-1]["buckets"]}
         agree = sum(1 for k, v in ours.items() if theirs.get(k) == v)
+        written = _timed("bound: write the two outputs' bytes", lambda: _write_bound(ws, tmp))
+        bound = min(floor) + min(written)
+        print(
+            f"  cold cycle lower bound (floor decode + output write) = {bound:.2f} s = {bound / min(peer_cpu):.2f} x"
+            f" polars (min): a cycle that must write the spec's outputs cannot reach the polars target"
+            if bound > min(peer_cpu)
+            else f"  cold cycle lower bound (floor decode + output write) = {bound:.2f} s"
+        )
         print(f"  peer agrees on n and hits for {agree} of our {len(ours)} buckets ({len(theirs)} of its own)")
         c, f, p = statistics.median(cycle), statistics.median(floor), statistics.median(peer_cpu)
         print(
