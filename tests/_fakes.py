@@ -1,12 +1,21 @@
-"""The shipped fake chat model, re-exported for the tests that import it from here."""
+"""The shipped fake chat model, re-exported for the tests that import it from here, and helpers of the gateway's tests."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from dreaming.llm.fake import FakeChatModel, Respond, tool_call_answer
+from dreaming.llm.gateway import LLMGateway
+from dreaming.llm.ledger import BudgetLedger
 
-__all__ = ["FakeChatModel", "Respond", "completion", "tool_call_answer"]
+__all__ = ["FakeChatModel", "Respond", "completion", "file_ledger", "tool_call_answer"]
+
+
+def file_ledger(gateway: LLMGateway) -> BudgetLedger:
+    """Return the gateway's ledger, a file's in every test without a fleet database (the fleet's is in Postgres)."""
+    ledger = gateway.ledger
+    assert isinstance(ledger, BudgetLedger)
+    return ledger
 
 
 def completion(

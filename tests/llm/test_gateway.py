@@ -19,7 +19,7 @@ from dreaming.llm.gateway import LLMGateway, build_gateway
 from dreaming.llm.ledger import LedgerEntry
 from dreaming.llm.pricing import cost_usd
 from dreaming.memory import Workspace
-from tests._fakes import FakeChatModel, tool_call_answer
+from tests._fakes import FakeChatModel, file_ledger, tool_call_answer
 
 KEY = {"OPENAI_API_KEY": "sk-test"}
 MINI = ModelPrice(input=0.40, output=1.60, cached_input=0.10)
@@ -116,7 +116,7 @@ def test_reported_usage_is_priced_and_recorded(workspace: Workspace, now: dateti
     expected = cost_usd(MINI, input_tokens=1000, output_tokens=200, cached_tokens=400)
     assert (reply.recorded.input_tokens, reply.recorded.output_tokens, reply.recorded.cached_tokens) == (1000, 200, 400)
     assert reply.recorded.cost_usd == pytest.approx(expected) and not reply.recorded.estimated
-    (entry,) = gw.ledger.entries
+    (entry,) = file_ledger(gw).entries
     assert entry == LedgerEntry(
         at=now, model="gpt-4.1-mini", node="narrative", gap="g1", input_tokens=1000, output_tokens=200,
         cached_tokens=400, cost_usd=expected, estimated=False, id=entry.id,
@@ -129,7 +129,7 @@ def test_missing_usage_records_the_estimate(workspace: Workspace, now: datetime)
     gw = gateway(workspace, now, FakeChatModel(usage=None))
     reply = ask(gw, "a" * 400, max_output_tokens=50)
     assert reply.recorded.estimated and reply.recorded.output_tokens == 50 and reply.recorded.input_tokens > 50
-    assert gw.ledger.entries[0].estimated
+    assert file_ledger(gw).entries[0].estimated
     assert reply.recorded.cost_usd == pytest.approx(
         cost_usd(MINI, input_tokens=reply.recorded.input_tokens, output_tokens=50)
     )
@@ -149,7 +149,7 @@ def test_provider_failure_records_the_estimate_and_raises(workspace: Workspace, 
     with pytest.raises(ModelCallError) as raised:
         ask(gw)
     assert raised.value.kind == "connection" and "endpoint down" in raised.value.reason
-    (entry,) = gw.ledger.entries
+    (entry,) = file_ledger(gw).entries
     assert entry.estimated and entry.cost_usd > 0
 
 
@@ -311,7 +311,7 @@ def test_identical_request_next_run_is_free(workspace: Workspace, now: datetime)
     reply = ask(gw, "same question")
     assert reply.recorded.cache_hit and reply.text == "the answer" and reply.recorded.cost_usd == 0
     assert second.calls == []
-    hit = gw.ledger.entries[-1]
+    hit = file_ledger(gw).entries[-1]
     assert hit.cache_hit and hit.cost_usd == 0 and hit.at == now + timedelta(minutes=5)
     report = gw.report()
     assert (report.calls_made, report.cache_hits, report.run_spend_usd) == (0, 1, 0)

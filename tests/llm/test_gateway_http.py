@@ -20,7 +20,7 @@ from dreaming.llm.gateway import LLMGateway, build_gateway
 from dreaming.llm.pricing import cost_usd, count_message_tokens
 from dreaming.memory import Workspace
 from dreaming.memory.verdicts import VerdictCandidate
-from tests._fakes import completion
+from tests._fakes import completion, file_ledger
 
 BASE_URL = "http://llm.test/v1"
 ENV = {"OPENAI_API_KEY": "sk-test", "OPENAI_BASE_URL": BASE_URL}
@@ -75,7 +75,7 @@ def test_the_incident_replayed(workspace: Workspace, now: datetime) -> None:
         narrative = asyncio.run(write_narrative(gw, "50 insights passed the gate."))
 
     report = gw.report()
-    entries = gw.ledger.entries
+    entries = file_ledger(gw).entries
     assert route.call_count == len(entries) == report.calls_made  # the endpoint saw only what the budget allowed
     assert 5 < route.call_count < 50
     assert all(b["model"] == "gpt-4.1-mini" and b["tools"][0]["function"]["name"] == "VerifyAnswer" for b in bodies)
@@ -111,7 +111,7 @@ def test_second_run_is_served_from_the_cache(workspace: Workspace, now: datetime
         first = build(workspace, now)
         vetoes = asyncio.run(verify_insights_detailed(first, [candidate(1), candidate(2)])).vetoes
         assert route.call_count == 2
-        first_entry = first.ledger.entries[0]
+        first_entry = file_ledger(first).entries[0]
         assert (first_entry.input_tokens, first_entry.output_tokens, first_entry.cached_tokens) == (400, 30, 100)
         assert first_entry.cost_usd == pytest.approx(
             cost_usd(MINI, input_tokens=400, output_tokens=30, cached_tokens=100)

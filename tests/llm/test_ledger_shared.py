@@ -18,6 +18,7 @@ from dreaming.llm import FakeChatModel, build_gateway
 from dreaming.llm.budget import Allowed, Skipped
 from dreaming.llm.ledger import BudgetLedger, LedgerEntry
 from dreaming.memory import Workspace
+from tests._fakes import file_ledger
 
 T0 = datetime(2026, 4, 15, 3, 0, tzinfo=UTC)
 
@@ -95,7 +96,7 @@ def test_the_gateway_spends_in_the_fleet_ledger_under_the_fleet_cap(workspace: W
     }
     fake = FakeChatModel()
     gw = build_gateway(DreamingConfig(), workspace, env=env, now=lambda: T0, model_factory=fake.factory)
-    assert gw.ledger.path == fleet_ledger and gw.ledger.shared
+    assert file_ledger(gw).path == fleet_ledger and file_ledger(gw).shared
     assert (gw.ledger.config.max_cost_usd, gw.ledger.config.window_minutes) == (0.5, 30.0)
     asyncio.run(gw.ainvoke([HumanMessage("hello")], node="test"))
     assert len(json.loads(fleet_ledger.read_text())["entries"]) == 1
@@ -110,4 +111,4 @@ def test_without_the_variable_the_workspace_keeps_its_own_ledger(workspace: Work
         DreamingConfig(), workspace, env={"OPENAI_API_KEY": "sk-test"}, now=lambda: T0,
         model_factory=FakeChatModel().factory,
     )  # fmt: skip
-    assert gw.ledger.path == workspace.budget_ledger and not gw.ledger.shared
+    assert file_ledger(gw).path == workspace.budget_ledger and not file_ledger(gw).shared

@@ -30,7 +30,7 @@ from dreaming.llm.pricing import cost_usd
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import record_gap
 from dreaming.memory.verdicts import VerdictCandidate
-from tests._fakes import completion
+from tests._fakes import completion, file_ledger
 from tests._workspaces import NIGHT, build_verdict_workspace
 
 COMPATIBLE = "http://llm.test/v1"
@@ -91,7 +91,7 @@ def test_a_reply_over_the_cap_is_recorded_at_its_real_usage_flagged_and_refused(
         with pytest.raises(ModelCallError) as raised:
             ask(gw)
     assert raised.value.kind == "oversized_reply" and f"{5 * CAP} completion tokens" in raised.value.reason
-    (entry,) = gw.ledger.entries
+    (entry,) = file_ledger(gw).entries
     assert (entry.input_tokens, entry.output_tokens, entry.estimated, entry.over_output_cap) == (
         30,
         5 * CAP,
@@ -134,9 +134,9 @@ def test_every_fault_of_a_call_is_one_typed_error_with_its_estimate_settled(
     assert route.call_count == 1  # no hidden retry
     assert raised.value.kind == kind
     if kind == "connection":  # no connection was made, so nothing was sent: the reservation is released
-        assert gw.ledger.entries == ()
+        assert file_ledger(gw).entries == ()
     else:
-        (entry,) = gw.ledger.entries  # the provider may have billed it: the estimate is recorded (fail closed)
+        (entry,) = file_ledger(gw).entries  # the provider may have billed it: the estimate is recorded (fail closed)
         assert entry.estimated and entry.output_tokens == CAP and entry.cost_usd > 0 and not entry.over_output_cap
     assert gw.report().failures == {kind: 1}
     assert "sk-test" not in raised.value.reason
@@ -166,7 +166,7 @@ def test_verify_and_narrative_treat_an_oversized_reply_as_a_failed_call(workspac
         narrative = asyncio.run(write_narrative(gw, "2 insights passed the gate."))
     # A reply that broke the cap vetoes nothing (it can only count as a failed call) and writes no prose.
     assert result.vetoes == {} and result.failed == 2 and narrative is None
-    assert gw.report().oversized_replies == 3 and all(e.over_output_cap for e in gw.ledger.entries)
+    assert gw.report().oversized_replies == 3 and all(e.over_output_cap for e in file_ledger(gw).entries)
 
 
 # A whole night through the CLI

@@ -24,6 +24,7 @@ from dreaming.config import DreamingConfig, LLMConfig
 from dreaming.errors import ModelCallError
 from dreaming.llm.gateway import LLMGateway, build_gateway
 from dreaming.memory import Workspace
+from tests._fakes import file_ledger
 
 _REAL_CONNECT = socket.socket.connect  # taken at import, before any test blocks the network
 
@@ -114,7 +115,7 @@ def test_a_server_that_reads_only_max_tokens_gets_the_cap_and_an_oversized_reply
     (body,) = server.bodies
     assert body["max_tokens"] == CAP and body["max_completion_tokens"] == CAP
     assert raised.value.kind == "oversized_reply"
-    (entry,) = gw.ledger.entries
+    (entry,) = file_ledger(gw).entries
     assert entry.output_tokens == 3 * CAP and entry.over_output_cap and not entry.estimated
 
 
@@ -129,5 +130,5 @@ def test_a_server_that_stalls_past_the_timeout_is_one_timeout_with_its_estimate_
         server.close()
     assert raised.value.kind == "timeout"
     assert len(server.bodies) == 1  # no hidden retry
-    (entry,) = gw.ledger.entries
+    (entry,) = file_ledger(gw).entries
     assert entry.estimated and entry.output_tokens == CAP and entry.cost_usd > 0

@@ -25,20 +25,27 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         """
         CREATE TABLE dreaming_budget (
             id smallint PRIMARY KEY CHECK (id = 1),
-            max_cost_usd double precision NOT NULL CHECK (max_cost_usd >= 0),
-            window_minutes double precision NOT NULL CHECK (window_minutes > 0)
+            max_cost_usd double precision NOT NULL CHECK (max_cost_usd >= 0 AND max_cost_usd < 'Infinity'),
+            window_minutes double precision NOT NULL CHECK (window_minutes > 0 AND window_minutes < 'Infinity')
         );
         CREATE TABLE dreaming_budget_entries (
             id text PRIMARY KEY,
             reserved boolean NOT NULL,
             at timestamptz NOT NULL,
+            cost_usd double precision NOT NULL CHECK (cost_usd >= 0 AND cost_usd < 'Infinity'),
             entry jsonb NOT NULL
         );
-        CREATE INDEX dreaming_budget_entries_at ON dreaming_budget_entries (at);
+        CREATE INDEX dreaming_budget_entries_at ON dreaming_budget_entries (at) INCLUDE (cost_usd, reserved);
         """,
     ),
 )
-"""``(version, what it adds, SQL)``, in order. Never edit a released migration: add the next one."""
+"""``(version, what it adds, SQL)``, in order. Never edit a released migration: add the next one.
+
+Migration 1 is :mod:`dreaming.llm.ledger_postgres`'s: ``dreaming_budget`` is the fleet's cap and window (one row),
+``dreaming_budget_entries`` the window's entries (the whole entry as ``entry``; ``reserved``, ``at`` and ``cost_usd``
+beside it so that the window's spend is summed in the database, from the index alone). ``< 'Infinity'`` also
+refuses NaN, which Postgres sorts above every number.
+"""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 _LOCK_KEY = 0x647265616D696E67  # "dreaming": serialises concurrent migrations (pg_advisory_xact_lock)

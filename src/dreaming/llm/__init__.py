@@ -7,7 +7,8 @@ Below ``graph/``: the graph holds an :class:`LLMGateway` in its context and call
 
     gateway.py  check -> cache -> reserve (write-ahead) -> call -> settle; LLMReply
     budget.py   the typed decision Allowed | Skipped and the candidate checks (budget -> quality -> duplicate)
-    ledger.py   the sliding-window spend ledger with reservations and the latched breaker
+    ledger.py   the sliding-window spend ledger with reservations and the latched breaker (the rules, the file)
+    ledger_postgres.py  the fleet's global ledger in Postgres (imports psycopg: not exported here)
     pricing.py  the dated price table, offline token counting, the cost of usage
     cache.py    identical requests answered once
     report.py   the run's account (BudgetReport) and the ledger's (BudgetStatus)

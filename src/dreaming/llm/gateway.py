@@ -36,6 +36,13 @@ night it starts), the run reserves and settles there instead of in its workspace
 workspace of the fleet (safe across processes, see ``ledger.py``), and ``DREAMING_BUDGET_MAX_COST_USD`` /
 ``DREAMING_BUDGET_WINDOW_MINUTES`` replace the workspace's ``[budget]`` cap and window for it. A value that is not a
 positive number fails closed (the breaker starts tripped). Without the variable nothing changes.
+
+The distributed fleet's global ledger: when ``DREAMING_DATABASE_URL`` is set and that database holds a
+``dreaming_budget`` row, the run reserves and settles in Postgres (``ledger_postgres.py``, imported only then), under
+the cap and window of that row; ``events.jsonl`` gets a ``budget.fleet_ledger`` event and the report says so. A
+database that cannot be reached (or psycopg not installed) fails closed: the night runs, its model calls are refused.
+A database that answers without a budget row leaves the ledger as above. The database is not contacted when no model
+can be called (no key, no price).
 """
 
 from __future__ import annotations
@@ -62,7 +69,15 @@ from dreaming.config import BudgetConfig, DreamingConfig, ModelPrice
 from dreaming.errors import BudgetError, ModelCallError
 from dreaming.llm.budget import Allowed, CandidateGuard, Decision, Skipped
 from dreaming.llm.cache import LLMCache, request_key
-from dreaming.llm.ledger import SHARED_CAP_ENV, SHARED_LEDGER_ENV, SHARED_WINDOW_ENV, BudgetLedger, LedgerEntry
+from dreaming.llm.ledger import (
+    FLEET_DATABASE_ENV,
+    SHARED_CAP_ENV,
+    SHARED_LEDGER_ENV,
+    SHARED_WINDOW_ENV,
+    BudgetLedger,
+    LedgerEntry,
+    SpendLedger,
+)
 from dreaming.llm.pricing import cost_usd, count_message_tokens, load_price_table
 from dreaming.llm.report import BudgetReport, tally
 from dreaming.memory import Workspace, record_event
@@ -126,7 +141,7 @@ class LLMGateway:
         ws: Workspace,
         now: Callable[[], datetime],
         model_name: str,
-        ledger: BudgetLedger,
+        ledger: SpendLedger,
         chat_model: BaseChatModel | None = None,
         price: ModelPrice | None = None,
         unavailable_reason: str | None = None,
@@ -164,7 +179,7 @@ class LLMGateway:
         return self.unavailable_reason is None
 
     @property
-    def ledger(self) -> BudgetLedger:
+    def ledger(self) -> SpendLedger:
         """The run's ledger."""
         return self._ledger
 
@@ -394,6 +409,7 @@ class LLMGateway:
             breaker_tripped=tripped,
             breaker_reason=self._ledger.tripped_reason,
             ledger_problem=self._ledger.problem,
+            fleet_database=self._ledger.in_database,
         )
 
 
@@ -461,13 +477,19 @@ class _LedgerSource:
     config: BudgetConfig
     shared: bool
     problem: str | None = None
+    database_url: str | None = None
+    """The fleet's database: its global ledger is the run's when it holds a budget (else ``path`` is)."""
 
 
 def _ledger_source(config: DreamingConfig, ws: Workspace, env: Mapping[str, str]) -> _LedgerSource:
-    """Return where the run's ledger is and the limits it enforces: the workspace's, or the fleet's shared one."""
+    """Return where the run's ledger is and the limits it enforces: the workspace's, or the fleet's shared one.
+
+    With ``DREAMING_DATABASE_URL``, the fleet's database comes first (:func:`_open_ledger` asks it for a budget).
+    """
+    database_url = (env.get(FLEET_DATABASE_ENV) or "").strip() or None
     shared = (env.get(SHARED_LEDGER_ENV) or "").strip()
     if not shared:
-        return _LedgerSource(path=ws.budget_ledger, config=config.budget, shared=False)
+        return _LedgerSource(path=ws.budget_ledger, config=config.budget, shared=False, database_url=database_url)
     problems: list[str] = []
 
     def positive(key: str, default: float) -> float:
@@ -489,7 +511,52 @@ def _ledger_source(config: DreamingConfig, ws: Workspace, env: Mapping[str, str]
         window_minutes=positive(SHARED_WINDOW_ENV, config.budget.window_minutes),
     )
     path = Path(shared).expanduser().absolute()
-    return _LedgerSource(path=path, config=budget, shared=True, problem="; ".join(problems) or None)
+    problem = "; ".join(problems) or None
+    return _LedgerSource(path=path, config=budget, shared=True, problem=problem, database_url=database_url)
+
+
+def _open_ledger(source: _LedgerSource, ws: Workspace, *, now: datetime) -> SpendLedger:
+    """Load the run's ledger: the fleet's in Postgres when its database holds a budget, else the file of ``source``.
+
+    Each choice that a user would want to know of is written to ``events.jsonl``.
+    """
+    if source.database_url is not None:
+        fleet = _fleet_database_ledger(source, now=now)
+        if fleet is not None:
+            fields: dict[str, Any] = {
+                "cap_usd": fleet.config.max_cost_usd,
+                "window_minutes": fleet.config.window_minutes,
+            }
+            if fleet.problem is not None:
+                fields["problem"] = fleet.problem
+            record_event(ws.events, "budget.fleet_ledger", now, ledger="postgres", **fields)
+            return fleet
+        logger.warning(
+            "%s is set but the database holds no dreaming_budget row: the run keeps its own ledger", FLEET_DATABASE_ENV
+        )
+    if source.problem is not None:
+        return BudgetLedger(source.path, source.config, fail_closed=source.problem, shared=True)
+    ledger = BudgetLedger.load(source.path, source.config, now=now, shared=source.shared)
+    if ledger.moved_aside is not None:
+        record_event(
+            ws.events,
+            "budget.ledger_moved_aside",
+            now,
+            problem=ledger.problem,
+            moved_to=ws.relative(ledger.moved_aside),
+        )
+    return ledger
+
+
+def _fleet_database_ledger(source: _LedgerSource, *, now: datetime) -> SpendLedger | None:
+    """Return the fleet's global ledger (tripped when unusable), or None when its database holds no budget."""
+    assert source.database_url is not None
+    try:
+        from dreaming.llm.ledger_postgres import PostgresBudgetLedger
+    except ImportError as exc:  # the fleet extra is missing: the global cap cannot be checked, so nothing is spent
+        problem = f"{FLEET_DATABASE_ENV} is set but the fleet's ledger cannot be used ({exc}): install dreaming[fleet]"
+        return BudgetLedger(source.path, source.config, fail_closed=problem)
+    return PostgresBudgetLedger.load_if_budgeted(source.database_url, source.config, now=now)
 
 
 def _openai_chat_model(**kwargs: Any) -> BaseChatModel:
@@ -512,8 +579,9 @@ def build_gateway(
     ``OPENAI_API_KEY`` is required; ``DREAMING_MODEL`` overrides ``[llm] model``; ``[llm] base_url`` wins over
     ``OPENAI_BASE_URL`` (any address but OpenAI's own API also gets the output cap as ``max_tokens``). Without a key or
     a price for the model the gateway is unavailable, the model is never built and the ledger is only read (nothing is
-    written). With both, the ledger is loaded for the run: an unusable one is moved aside (reported in ``events.jsonl``)
-    and the run starts with the breaker tripped.
+    written). With both, the ledger is loaded for the run (the fleet's in Postgres when ``DREAMING_DATABASE_URL``'s
+    database holds a budget; see the module docstring): an unusable one is moved aside (reported in ``events.jsonl``)
+    or, in Postgres, left alone, and the run starts with the breaker tripped.
 
     Args:
         config: the workspace configuration.
@@ -533,23 +601,11 @@ def build_gateway(
         reason = f"no price for model {model_name!r} (add it under [llm.prices])"
     source = _ledger_source(config, ws, env)
     if reason is not None:
-        ledger = BudgetLedger.peek(source.path, source.config, now=now())
+        ledger: SpendLedger = BudgetLedger.peek(source.path, source.config, now=now())
         return LLMGateway(
             config=config, ws=ws, now=now, model_name=model_name, ledger=ledger, unavailable_reason=reason
         )
-    started = now()
-    if source.problem is not None:
-        ledger = BudgetLedger(source.path, source.config, fail_closed=source.problem, shared=True)
-    else:
-        ledger = BudgetLedger.load(source.path, source.config, now=started, shared=source.shared)
-    if ledger.moved_aside is not None:
-        record_event(
-            ws.events,
-            "budget.ledger_moved_aside",
-            started,
-            problem=ledger.problem,
-            moved_to=ws.relative(ledger.moved_aside),
-        )
+    ledger = _open_ledger(source, ws, now=now())
     base_url = config.llm.base_url or (env.get("OPENAI_BASE_URL") or "").strip() or None
     factory = model_factory or _openai_chat_model
     chat_model = factory(

@@ -33,6 +33,10 @@ The same rules hold: write-ahead reservations, the sliding window, the breaker l
 window's spend reaches the cap. A shared file found unusable under the lock is moved aside and latches the breaker
 of the run that found it. Not shared (a workspace's own ledger, the default), nothing of this happens.
 
+The fleet's global ledger in Postgres (:mod:`dreaming.llm.ledger_postgres`, distributed mode) follows the same
+rules, with a row lock and a transaction in place of the file lock: both are a :class:`SpendLedger`, where the window,
+the check of a reservation against the cap and the latched breaker are written once.
+
 Fail closed: a ledger that is unreadable or of an unexpected shape is moved aside and the run starts tripped, because
 losing the spend record must not unlock spending. Versions are compared by exact type (``true`` and ``1.0`` are not
 version 1); a version-1 file carrying ``entries``, unknown keys, entries that do not parse, negative or non-finite
@@ -50,6 +54,7 @@ Migrations (the file is rewritten as version 3 at its first write; reading never
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import fcntl
 import json
@@ -62,24 +67,29 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from dreaming.config import BudgetConfig
 from dreaming.llm.budget import Allowed, Decision, Skipped
 from dreaming.memory import atomic_write_json, check_write_path, move_aside, read_state
 
 __all__ = [
+    "FLEET_DATABASE_ENV",
     "LEDGER_VERSION",
     "SHARED_CAP_ENV",
     "SHARED_LEDGER_ENV",
     "SHARED_WINDOW_ENV",
     "BudgetLedger",
     "LedgerEntry",
+    "SpendLedger",
     "new_entry_id",
 ]
 
 logger = logging.getLogger(__name__)
 
+FLEET_DATABASE_ENV = "DREAMING_DATABASE_URL"
+"""Names the distributed fleet's Postgres: with a ``dreaming_budget`` row there, a night spends against the fleet's
+global ledger (:mod:`dreaming.llm.ledger_postgres`) instead of a file."""
 SHARED_LEDGER_ENV = "DREAMING_BUDGET_LEDGER"
 """Names a ledger shared by a fleet of workspaces (set by ``dreaming fleet run``); unset: the workspace's own."""
 SHARED_CAP_ENV = "DREAMING_BUDGET_MAX_COST_USD"
@@ -240,8 +250,138 @@ def _migrate_v1(data: Mapping[str, Any], *, modified_at: datetime) -> list[Ledge
     ]
 
 
-class BudgetLedger:
-    """The window's entries, the breaker and its latch, for one run.
+class SpendLedger(abc.ABC):
+    """The rules every budget ledger follows, written once: the window, the cap check, the latched breaker.
+
+    :class:`BudgetLedger` keeps the entries in a file, :class:`~dreaming.llm.ledger_postgres.PostgresBudgetLedger`
+    in the fleet's Postgres; they differ only in where the entries live and how a change is made one atomic step.
+    A subclass makes each change (:meth:`reserve`, :meth:`settle`, :meth:`release`, :meth:`record`) under its lock
+    with the window just read, and answers :meth:`spend_in_window` and :meth:`reserved_in_window` from what it read.
+    """
+
+    in_database: ClassVar[bool] = False
+    """True for the fleet's global ledger in Postgres (reported as such); False for a file."""
+
+    def __init__(self, config: BudgetConfig, *, fail_closed: str | None = None) -> None:
+        self._config = config
+        self._tripped: str | None = f"ledger unusable, failing closed: {fail_closed}" if fail_closed else None
+        self.problem = fail_closed
+        """Why the stored ledger could not be used, if it could not."""
+        self.moved_aside: Path | None = None
+        """Where an unusable ledger file was moved (a file ledger's)."""
+
+    @property
+    def config(self) -> BudgetConfig:
+        """The limits this ledger enforces."""
+        return self._config
+
+    def window_start(self, now: datetime) -> datetime:
+        """Return the instant before which entries no longer count: an entry counts while ``at > window_start``."""
+        return now - timedelta(minutes=self._config.window_minutes)
+
+    @abc.abstractmethod
+    def entries_in_window(self, now: datetime) -> tuple[LedgerEntry, ...]:
+        """Entries newer than ``now - window`` (entries stamped in the future count too: clocks drift)."""
+
+    @abc.abstractmethod
+    def spend_in_window(self, now: datetime) -> float:
+        """Sum of the costs of the entries in the window, reservations (at their estimate) included."""
+
+    @abc.abstractmethod
+    def reserved_in_window(self, now: datetime) -> float:
+        """Return the part of :meth:`spend_in_window` held by reservations: calls in flight, or lost to a crash."""
+
+    @property
+    def tripped_reason(self) -> str | None:
+        """Why the breaker is latched, or None while it has not tripped."""
+        return self._tripped
+
+    def is_tripped(self, now: datetime) -> bool:
+        """Return True when LLM work must stop; once True it stays True for this ledger object (the run)."""
+        if self._tripped is None:
+            spend = self.spend_in_window(now)
+            if spend >= self._config.max_cost_usd:
+                self._tripped = f"spend ${spend:.4f} in the last {self._config.window_minutes:g} min reached the cap"
+                self._tripped += f" ${self._config.max_cost_usd:g}"
+                logger.warning("dreaming budget exceeded: %s", self._tripped)
+        return self._tripped is not None
+
+    def latch(self, reason: str) -> None:
+        """Trip the breaker for the rest of the run (no-op when already tripped)."""
+        if self._tripped is None:
+            self._tripped = reason
+            logger.warning("dreaming budget exceeded: %s", reason)
+
+    def reserve(self, reservation: LedgerEntry, *, now: datetime) -> Decision:
+        """Write ``reservation`` ahead of its request if its estimate fits under the cap, as one atomic step.
+
+        Refused (``budget_exceeded``, and the breaker latched for the run) when the breaker is tripped or when the
+        window's spend, reservations included, plus this estimate would pass the cap. Only an :class:`Allowed`
+        reservation is stored when this returns; then the request may leave.
+
+        Raises:
+            ValueError: ``reservation`` is not marked ``reserved``.
+            OSError: a file ledger could not be written (then nothing is reserved and the call must not be made).
+        """
+        if not reservation.reserved:
+            raise ValueError("reserve() takes a reservation")
+        return self._reserve(reservation, now)
+
+    def settle(self, entry: LedgerEntry, *, now: datetime) -> None:
+        """Replace the reservation with ``entry``'s id by ``entry`` (what the call cost), and store it.
+
+        A reservation no longer held (it aged out during a very long call) is settled by adding ``entry``.
+        """
+        if entry.reserved:
+            raise ValueError("settle() takes a settled entry")
+        self._settle(entry, now)
+
+    @abc.abstractmethod
+    def release(self, reservation: LedgerEntry, *, now: datetime) -> None:
+        """Drop a reservation whose request provably never left (the connection was refused), and store that."""
+
+    @abc.abstractmethod
+    def record(self, entry: LedgerEntry, *, now: datetime) -> None:
+        """Add ``entry`` (a settled call or a cache hit), drop aged entries, store, re-check the breaker."""
+
+    @abc.abstractmethod
+    def _reserve(self, reservation: LedgerEntry, now: datetime) -> Decision:
+        """Under the ledger's lock with the window just read: :meth:`_refusal`, or store ``reservation``."""
+
+    @abc.abstractmethod
+    def _settle(self, entry: LedgerEntry, now: datetime) -> None:
+        """Under the ledger's lock: replace (or add) the entry of ``entry.id``."""
+
+    def _refusal(self, reservation: LedgerEntry, now: datetime) -> Skipped | None:
+        """Return why ``reservation`` must not be written (the breaker, then the cap), or None when it fits.
+
+        Called under the ledger's lock, with :meth:`spend_in_window` as just read: the check and the write that
+        follows are one step, so the spend recorded never passes the cap.
+        """
+        if self.is_tripped(now):
+            return Skipped(reason="budget_exceeded", detail=self._tripped or "")
+        spend = self.spend_in_window(now)
+        cap = self._config.max_cost_usd
+        if spend + reservation.cost_usd > cap:
+            detail = (
+                f"window spend ${spend:.4f} (${self.reserved_in_window(now):.4f} of it reserved by calls in flight"
+                f" or lost) + this call's estimate ${reservation.cost_usd:.4f} would pass the cap ${cap:g}"
+            )
+            self.latch(detail)
+            return Skipped(reason="budget_exceeded", detail=detail)
+        return None
+
+    def _note_aged(self, count: int, cost: float) -> None:
+        """Log the entries a write dropped because they aged out of the window."""
+        if count:
+            # Upstream reset the sum silently at window expiry; say what aged out.
+            logger.info(
+                "%d ledger entries ($%.4f) aged out of the %g-minute window", count, cost, self._config.window_minutes
+            )
+
+
+class BudgetLedger(SpendLedger):
+    """The window's entries, the breaker and its latch, for one run, kept in a file.
 
     Create with :meth:`load`. Every change (:meth:`reserve`, :meth:`settle`, :meth:`release`, :meth:`record`)
     writes the file atomically before it returns, under a lock shared by the run's concurrent calls.
@@ -256,17 +396,12 @@ class BudgetLedger:
         fail_closed: str | None = None,
         shared: bool = False,
     ) -> None:
+        super().__init__(config, fail_closed=fail_closed)
         self.path = path
         self.shared = shared
         """True when other processes write this file too (a fleet's ledger): each change re-reads it under a lock."""
-        self._config = config
         self._entries = list(entries)
         self._lock = threading.RLock()
-        self._tripped: str | None = f"ledger unusable, failing closed: {fail_closed}" if fail_closed else None
-        self.problem = fail_closed
-        """Why the stored ledger could not be used, if it could not."""
-        self.moved_aside: Path | None = None
-        """Where an unusable ledger file was moved."""
 
     @classmethod
     def load(cls, path: Path, config: BudgetConfig, *, now: datetime, shared: bool = False) -> BudgetLedger:
@@ -347,18 +482,9 @@ class BudgetLedger:
         self._entries = entries
 
     @property
-    def config(self) -> BudgetConfig:
-        """The limits this ledger enforces."""
-        return self._config
-
-    @property
     def entries(self) -> tuple[LedgerEntry, ...]:
         """Every entry held (a copy: entries are immutable)."""
         return tuple(self._entries)
-
-    def window_start(self, now: datetime) -> datetime:
-        """Return the instant before which entries no longer count."""
-        return now - timedelta(minutes=self._config.window_minutes)
 
     def entries_in_window(self, now: datetime) -> tuple[LedgerEntry, ...]:
         """Entries newer than ``now - window`` (entries stamped in the future count too: clocks drift)."""
@@ -373,62 +499,15 @@ class BudgetLedger:
         """Return the part of :meth:`spend_in_window` held by reservations: calls in flight, or lost to a crash."""
         return math.fsum(entry.cost_usd for entry in self.entries_in_window(now) if entry.reserved)
 
-    @property
-    def tripped_reason(self) -> str | None:
-        """Why the breaker is latched, or None while it has not tripped."""
-        return self._tripped
-
-    def is_tripped(self, now: datetime) -> bool:
-        """Return True when LLM work must stop; once True it stays True for this ledger object (the run)."""
-        if self._tripped is None:
-            spend = self.spend_in_window(now)
-            if spend >= self._config.max_cost_usd:
-                self._tripped = f"spend ${spend:.4f} in the last {self._config.window_minutes:g} min reached the cap"
-                self._tripped += f" ${self._config.max_cost_usd:g}"
-                logger.warning("dreaming budget exceeded: %s", self._tripped)
-        return self._tripped is not None
-
-    def latch(self, reason: str) -> None:
-        """Trip the breaker for the rest of the run (no-op when already tripped)."""
-        if self._tripped is None:
-            self._tripped = reason
-            logger.warning("dreaming budget exceeded: %s", reason)
-
-    def reserve(self, reservation: LedgerEntry, *, now: datetime) -> Decision:
-        """Write ``reservation`` ahead of its request if its estimate fits under the cap, as one atomic step.
-
-        Refused (``budget_exceeded``, and the breaker latched for the run) when the breaker is tripped or when the
-        window's spend, reservations included, plus this estimate would pass the cap. Only an :class:`Allowed`
-        reservation is on disk (fsynced) when this returns; then the request may leave.
-
-        Raises:
-            ValueError: ``reservation`` is not marked ``reserved``.
-            OSError: the ledger could not be written (then nothing is reserved and the call must not be made).
-        """
-        if not reservation.reserved:
-            raise ValueError("reserve() takes a reservation")
+    def _reserve(self, reservation: LedgerEntry, now: datetime) -> Decision:
         with self._exclusive(now):
-            if self.is_tripped(now):
-                return Skipped(reason="budget_exceeded", detail=self._tripped or "")
-            spend = self.spend_in_window(now)
-            cap = self._config.max_cost_usd
-            if spend + reservation.cost_usd > cap:
-                detail = (
-                    f"window spend ${spend:.4f} (${self.reserved_in_window(now):.4f} of it reserved by calls in flight"
-                    f" or lost) + this call's estimate ${reservation.cost_usd:.4f} would pass the cap ${cap:g}"
-                )
-                self.latch(detail)
-                return Skipped(reason="budget_exceeded", detail=detail)
-            self._commit([*self._entries, reservation], now=now)
+            refusal = self._refusal(reservation, now)
+            if refusal is not None:
+                return refusal
+            self._commit([*self._entries, reservation], now=now)  # on disk (fsynced) before the request leaves
             return Allowed()
 
-    def settle(self, entry: LedgerEntry, *, now: datetime) -> None:
-        """Replace the reservation with ``entry``'s id by ``entry`` (what the call cost), and write the file.
-
-        A reservation no longer held (it aged out during a very long call) is settled by adding ``entry``.
-        """
-        if entry.reserved:
-            raise ValueError("settle() takes a settled entry")
+    def _settle(self, entry: LedgerEntry, now: datetime) -> None:
         with self._exclusive(now):
             kept = [e for e in self._entries if e.id != entry.id]
             self._commit([*kept, entry], now=now)
@@ -447,13 +526,7 @@ class BudgetLedger:
         start = self.window_start(now)
         aged = [e for e in entries if e.at <= start]
         if aged:
-            # Upstream reset the sum silently at window expiry; say what aged out.
-            logger.info(
-                "%d ledger entries ($%.4f) aged out of the %g-minute window",
-                len(aged),
-                math.fsum(e.cost_usd for e in aged),
-                self._config.window_minutes,
-            )
+            self._note_aged(len(aged), math.fsum(e.cost_usd for e in aged))
             entries = [e for e in entries if e.at > start]
         self._write(entries)
         self._entries = entries  # only once on disk: a failed write changes nothing

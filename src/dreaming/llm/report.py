@@ -102,6 +102,8 @@ class BudgetReport:
     """Why it tripped."""
     ledger_problem: str | None = None
     """Why the stored ledger could not be used (the run then failed closed)."""
+    fleet_database: bool = False
+    """True when the run spent against the fleet's global ledger in Postgres (cap and window of its budget row)."""
 
     def to_json(self) -> dict[str, Any]:
         """Return the report as JSON-able data, with its diary ``lines`` (what the night's state keeps)."""
@@ -129,7 +131,13 @@ class BudgetReport:
             )
         if self.breaker_tripped:
             out.append(f"- Budget breaker tripped: {self.breaker_reason}.")
-        if self.ledger_problem:
+        if self.fleet_database:
+            out.append("- Budget: the fleet's global ledger in Postgres (its cap and window), shared by every worker.")
+        if self.ledger_problem and self.fleet_database:
+            out.append(
+                f"- The fleet's budget ledger was unusable: no model call was made after that ({self.ledger_problem})."
+            )
+        elif self.ledger_problem:
             out.append(f"- Budget ledger was unusable and was moved aside ({self.ledger_problem}).")
         out += _count_lines("node", self.by_node) + _count_lines("model", self.by_model)
         return out
