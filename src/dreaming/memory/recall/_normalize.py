@@ -389,7 +389,7 @@ def _retention_key(key: str, entry: Mapping[str, Any], now_iso: str | None) -> t
         -signals,
         -(total if total > 0 else 0),
         -(min(1, max(0, max_score)) if math.isfinite(max_score) else 0),
-        -_timestamp(get("promotedAt")),
+        -_timestamp(promoted) if (promoted := get("promotedAt")) is not None else math.inf,
         locale_compare_key(key),
     )
 
