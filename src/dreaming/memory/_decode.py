@@ -21,8 +21,10 @@ JSON readers treat it as not UTF-8 too (:func:`check_json_text`).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -135,10 +137,19 @@ def parse_json_bytes(raw: bytes) -> Any:
     Unlike ``json.loads(bytes)``, bytes that are not UTF-8 (encoded surrogates included) and escaped lone
     surrogates are refused, so every string that comes out can be written back.
 
+    msgspec's decoder reads it first (twice as fast as json on a large store): where it accepts a document, json reads
+    the same values from it, and it refuses all that this function refuses (bytes that are not UTF-8, lone surrogate
+    escapes). What msgspec refuses (``NaN``, ``1e999``, a BOM, anything malformed) goes to json, which reads it or
+    says why not, as before. Both stop at the interpreter's recursion limit; msgspec a few levels deeper.
+
     Raises:
         ValueError: not UTF-8 (a ``UnicodeDecodeError``, or a message starting with :data:`NOT_UTF8`) or not JSON
             (a ``json.JSONDecodeError``).
     """
+    try:
+        return _fast_decode()(raw)
+    except (ValueError, RecursionError):  # msgspec.DecodeError is a ValueError
+        pass
     text = raw.decode("utf-8-sig")
     try:
         value = json.loads(text)
@@ -146,6 +157,13 @@ def parse_json_bytes(raw: bytes) -> Any:
         raise ValueError(TOO_DEEP) from None
     check_json_text(raw, value)
     return value
+
+
+@functools.cache
+def _fast_decode() -> Callable[[bytes], Any]:
+    import msgspec  # on first use: the commands that parse no JSON (``--help``) do not load it
+
+    return msgspec.json.Decoder().decode
 
 
 def why_unparsable(exc: ValueError) -> str:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dreaming.memory.recall._js import (
+    JS_WHITESPACE,
     _fallback_key,
+    js_collapse_whitespace,
     js_number_text,
     js_round,
     locale_compare_key,
@@ -81,3 +85,16 @@ def test_locale_compare_key_sorts_punctuation_digits_letters_lowercase_first() -
 def test_number_text_is_what_string_of_a_number_gives_in_js(value: float, expected: str) -> None:
     """``String(x)``: how OpenClaw spells a hit's raw line numbers in a recall key (``:2.7:0``)."""
     assert js_number_text(value) == expected
+
+
+_JS_RUN = re.compile(f"[{JS_WHITESPACE}]+")
+_COLLAPSE_ALPHABET = st.sampled_from(
+    [" ", " ", "a", "Z", "1", ".", "\t", "\n", "\r", "\v", "\f", "\x1c", "\x1f", "\x85", "\u00a0", "\u2028", "\ufeff",
+     "\u3000", "é", "\U0001f600"]
+)  # fmt: skip
+
+
+@settings(max_examples=500, derandomize=True, database=None)
+@given(st.lists(_COLLAPSE_ALPHABET, max_size=12).map("".join))
+def test_collapsing_whitespace_is_one_space_per_js_whitespace_run_then_trim(text: str) -> None:
+    assert js_collapse_whitespace(text) == _JS_RUN.sub(" ", text).strip(" ")

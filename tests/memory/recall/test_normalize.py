@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from dreaming.memory.recall import _normalize as normalize
+from dreaming.memory.recall._js import locale_compare_key
 from dreaming.memory.recall._normalize import (
     DROP_CONTAMINATED,
     DROP_NOT_AN_INTEGER_LINE,
@@ -206,3 +211,36 @@ def test_phase_signals_are_read_as_openclaw_reads_them() -> None:
         "k1": {"key": "k1", "lightHits": 2, "remHits": 0, "lastLightAt": "2026-04-01T00:00:00.000Z"},
         "k3": {"key": "k3", "lightHits": 0, "remHits": 1},
     }
+
+
+def _retention_key_as_the_normalizer_reads(key: str, entry: dict[str, Any], now_iso: str) -> tuple[Any, ...]:
+    """The retention order through the normalizer's own coercions, field by field (no shortcut for plain values)."""
+    signals = sum(normalize._count(entry, name) for name in ("recallCount", "dailyCount", "groundedCount"))
+    max_score = normalize._score(entry, "maxScore")
+    last = entry.get("lastRecalledAt")
+    return (
+        -normalize._timestamp(last if isinstance(last, str) else now_iso),
+        -signals,
+        -max(0, normalize._score(entry, "totalScore")),
+        -(min(1, max(0, max_score)) if math.isfinite(max_score) else 0),
+        -normalize._timestamp(entry.get("promotedAt")),
+        locale_compare_key(key),
+    )
+
+
+_STORED_NUMBERS = st.one_of(
+    st.integers(-3, 3), st.floats(allow_nan=True), st.sampled_from(["2", " 1.5 ", "x", "", "0x10", True, None, [1]])
+)
+
+
+@settings(max_examples=300, derandomize=True, database=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["recallCount", "dailyCount", "groundedCount", "totalScore", "maxScore"]), _STORED_NUMBERS
+    ),
+    st.sampled_from([None, "2026-04-01T00:00:00.000Z", "soon", 5]),
+)
+def test_the_cap_reads_counts_and_scores_as_the_normalizer_does(fields: dict[str, Any], last: object) -> None:
+    entry = {**fields, "lastRecalledAt": last}
+    got = normalize._retention_key("k", entry, "2026-04-05T00:00:00.000Z")
+    assert got == _retention_key_as_the_normalizer_reads("k", entry, "2026-04-05T00:00:00.000Z")

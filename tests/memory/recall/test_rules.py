@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from dreaming.memory.recall import _contamination as contamination
 from dreaming.memory.recall import (
     is_contaminated_snippet,
     is_short_term_path,
     line_range_overlaps_dreaming_fence,
 )
+from dreaming.memory.recall._js import js_collapse_whitespace
 
 
 @pytest.mark.parametrize(
@@ -117,6 +121,45 @@ def test_contamination_2026_9_patterns(snippet: str, expected: bool) -> None:
 def test_session_corpus_snippets_may_be_transcript_turns() -> None:
     assert is_contaminated_snippet("User: rotate the keys", allow_transcript_turn=True) is False
     assert is_contaminated_snippet("Conversation Summary: x", allow_transcript_turn=True) is True
+
+
+def _every_pattern_tried(snippet: str, *, allow_transcript_turn: bool) -> bool:
+    """``is_contaminated_snippet`` with no word gate: every pattern is run."""
+    text = js_collapse_whitespace(snippet)
+    if not text:
+        return False
+    units = contamination._as_utf16_units(text)
+    if not allow_transcript_turn and contamination._TRANSCRIPT_TURN.match(units):
+        return True
+    if contamination._ANYWHERE.search(units):
+        return True
+    if not contamination._CONFIDENCE.search(units) or not contamination._EVIDENCE.search(units):
+        return False
+    if not contamination._has_narrative_lead(text):
+        return False
+    return bool(
+        (contamination._STAGED.search(units) and contamination._RECALLS.search(units))
+        or contamination._REFLECTION_NOTE.search(units)
+    )
+
+
+_FRAGMENTS = st.sampled_from(
+    ["Session Key", "session id", "SESSİON KEY", "Session\u00a0ID", "<!--", "< !--", "openclaw-memory-promotion:",
+     "[main/dreaming-narrative-light.jsonl#L1]", "DREAMING-NARRATIVE", "User:", "assistant:",
+     "Write a dream diary entry from these memory fragments:", "Conversation Summary:", "conversation summary",
+     "Save important context from this session to the daily memory file.", "STRICT RULES:", "strict rules",
+     "[score=0.812 signals=4 recalls=3 avg=0.900 source=memory/", "score=", "Candidate:", "Reflections:",
+     "## Reflections", "confidence: 0.7", "CONFIDENCE:1", "evidence: memory/2026-04-01.md", "status: staged",
+     "recalls: 3", "note: reflection", "-", "*", "@@ -1,1 -", "(", "[", ":", "=", "<", "K", "😀", "router vlan"]
+)  # fmt: skip
+
+
+@settings(max_examples=400, derandomize=True, database=None)
+@given(st.lists(st.tuples(_FRAGMENTS, st.sampled_from(["", " ", "  ", "\n"])), max_size=8), st.booleans())
+def test_the_word_gates_only_skip_patterns_that_cannot_match(pieces: list[tuple[str, str]], allow: bool) -> None:
+    snippet = "".join(fragment + gap for fragment, gap in pieces)
+    expected = _every_pattern_tried(snippet, allow_transcript_turn=allow)
+    assert is_contaminated_snippet(snippet, allow_transcript_turn=allow) is expected
 
 
 FENCED = [

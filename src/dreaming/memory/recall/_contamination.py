@@ -119,17 +119,18 @@ def is_contaminated_snippet(snippet: str, *, allow_transcript_turn: bool = False
     if not allow_transcript_turn and _TRANSCRIPT_TURN.match(units):
         return True
     # Each pattern holds one of these words: most snippets are cleared by a few substring tests, not six regexes.
+    # A word is only looked for when its punctuation is there (a one-character test is the cheapest).
     low = text.lower()
+    colon = ":" in low
     if (
-        "<!--" in low
-        or "session" in low
-        or "score=" in low
-        or "dreaming-narrative" in low
-        or "summary:" in low
-        or "strict rules:" in low
+        "session" in low
+        or ("<" in low and "<!--" in low)
+        or ("=" in low and "score=" in low)
+        or ("-" in low and "dreaming-narrative" in low)
+        or (colon and ("summary:" in low or "strict rules:" in low))
     ) and _ANYWHERE.search(units):
         return True
-    if "confidence:" not in low or not _CONFIDENCE.search(units) or not _EVIDENCE.search(units):
+    if not colon or "confidence:" not in low or not _CONFIDENCE.search(units) or not _EVIDENCE.search(units):
         return False
     if not _has_narrative_lead(text):
         return False

@@ -175,15 +175,15 @@ _NOT_COLLAPSED = re.compile(f"[{JS_WHITESPACE.replace(' ', '')}]|  ")
 def js_collapse_whitespace(text: str) -> str:
     """Return ``text`` trimmed, each whitespace run one space (JS whitespace): OpenClaw's ``normalizeSnippet``."""
     # Most snippets are stored collapsed already; telling so is cheaper than rewriting them.
+    # Without a run and without whitespace other than " ", only a single space at either end can go.
     if text.isascii():
-        spaced = "  " in text or "\n" in text or "\t" in text or "\r" in text or "\v" in text or "\f" in text
-        if not spaced and text[:1] != " " and text[-1:] != " ":
-            return text
+        if not ("  " in text or "\n" in text or "\t" in text or "\r" in text or "\v" in text or "\f" in text):
+            return text if text[:1] != " " and text[-1:] != " " else text.strip(" ")
         # Python splits ASCII text on JS's ASCII whitespace plus U+001C-U+001F, which JS keeps.
         if not ("\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text):
             return " ".join(text.split())
-    elif _NOT_COLLAPSED.search(text) is None and text[:1] not in _WS_CHARS and text[-1:] not in _WS_CHARS:
-        return text
+    elif _NOT_COLLAPSED.search(text) is None:
+        return text if text[:1] != " " and text[-1:] != " " else text.strip(" ")
     # Every run is one space after the substitution, so stripping spaces is the trim.
     return _WS_RUN.sub(" ", text).strip(" ")
 

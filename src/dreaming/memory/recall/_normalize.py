@@ -251,7 +251,7 @@ def _screen(key: str, value: object) -> _Screened | str:
     if not isinstance(value, dict):
         return DROP_NOT_AN_OBJECT
     raw_path = value.get("path")
-    path = normalize_memory_path(raw_path) if isinstance(raw_path, str) else ""
+    path, session = _stored_path(raw_path) if isinstance(raw_path, str) else ("", False)
     if not path:
         return DROP_NO_PATH
     start, end = _line(value, "startLine"), _line(value, "endLine")
@@ -261,12 +261,19 @@ def _screen(key: str, value: object) -> _Screened | str:
         return DROP_NOT_MEMORY
     raw_snippet = value.get("snippet")
     full = js_collapse_whitespace(raw_snippet) if isinstance(raw_snippet, str) else ""
-    if full and is_contaminated_snippet(full, allow_transcript_turn=is_session_corpus_path(path), collapsed=True):
+    if full and is_contaminated_snippet(full, allow_transcript_turn=session, collapsed=True):
         return DROP_CONTAMINATED
     if not key:
         claim = _claim_hash(value)
         key = f"memory:{path}:{_js_int_text(start)}:{_js_int_text(end)}" + (f":{claim}" if claim else "")
     return key, path, start, end, full
+
+
+@functools.lru_cache(maxsize=4096)
+def _stored_path(raw: str) -> tuple[str, bool]:
+    # A stored path as read, and whether it is a session corpus. Entries share their notes' paths: each is read once.
+    path = normalize_memory_path(raw)
+    return path, is_session_corpus_path(path)
 
 
 def _js_int_text(value: int) -> str:
@@ -363,15 +370,26 @@ def _retention_key(key: str, entry: Mapping[str, Any], now_iso: str | None) -> t
     # Ascending sorts best first: newest, most signals, highest total and max score, newest promotion, key. Read
     # through the normalizer's coercions, so a stored entry sorts as its normal form would (a missing
     # ``lastRecalledAt`` reads as ``now_iso``).
-    signals = _count(entry, "recallCount") + _count(entry, "dailyCount") + _count(entry, "groundedCount")
-    max_score = _score(entry, "maxScore")
-    last = entry.get("lastRecalledAt")
+    get = entry.get
+    recall, daily, grounded, total, max_score = (
+        get("recallCount"), get("dailyCount"), get("groundedCount"), get("totalScore"), get("maxScore")
+    )  # fmt: skip
+    # Counts stored as ints and scores as numbers (as every writer stores them) are read in place.
+    if recall.__class__ is int and daily.__class__ is int and grounded.__class__ is int:
+        signals = (recall if recall > 0 else 0) + (daily if daily > 0 else 0) + (grounded if grounded > 0 else 0)
+    else:
+        signals = _count(entry, "recallCount") + _count(entry, "dailyCount") + _count(entry, "groundedCount")
+    if not (total.__class__ is float or total.__class__ is int):  # (a NaN reads as 0 below either way)
+        total = _score(entry, "totalScore")
+    if not (max_score.__class__ is float or max_score.__class__ is int):
+        max_score = _score(entry, "maxScore")
+    last = get("lastRecalledAt")
     return (
         -_timestamp(last if isinstance(last, str) or now_iso is None else now_iso),
         -signals,
-        -max(0, _score(entry, "totalScore")),
+        -(total if total > 0 else 0),
         -(min(1, max(0, max_score)) if math.isfinite(max_score) else 0),
-        -_timestamp(entry.get("promotedAt")),
+        -_timestamp(promoted) if (promoted := get("promotedAt")) is not None else math.inf,
         locale_compare_key(key),
     )
 

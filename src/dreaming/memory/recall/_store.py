@@ -186,7 +186,7 @@ def _read_json_store(ws: Workspace, *, now: datetime, move_unreadable: bool) -> 
         data = path.read_bytes()
     except FileNotFoundError:
         return RecallStore()
-    if not data.strip():
+    if not data or data.isspace():  # as ``not data.strip()``, without copying the whole file
         return RecallStore(problem="empty")
     try:
         doc = parse_json_bytes(data)
@@ -207,7 +207,7 @@ def _read_json_store(ws: Workspace, *, now: datetime, move_unreadable: bool) -> 
             move_aside(path, now)
         return RecallStore(problem=problem)
     assert isinstance(doc, dict)
-    entries = {str(k): v for k, v in doc.get("entries", {}).items()}
+    entries = dict(doc.get("entries", {}))  # JSON object keys are strings already
     extra = {k: v for k, v in doc.items() if k not in {"version", "updatedAt", "entries"}}
     updated = doc.get("updatedAt")
     return RecallStore(entries, extra, updated if isinstance(updated, str) else None, None, doc)
