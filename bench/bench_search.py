@@ -162,9 +162,9 @@ def _statements_issued() -> Iterator[list[Statement]]:
     issued: list[Statement] = []
     real = _search._candidates
 
-    def recording(conn: sqlite3.Connection, table: str, column: str, expression: str, count: int) -> list[object]:
+    def recording(conn: sqlite3.Connection, table: str, expression: str, count: int) -> list[object]:
         issued.append((table, expression, count))
-        return list(real(conn, table, column, expression, count))
+        return list(real(conn, table, expression, count))
 
     _search._candidates = recording  # type: ignore[assignment]
     try:
