@@ -24,10 +24,11 @@ and order, above every chunk that needs morphology. Morphology only adds chunks 
 finds "the rate limit", ``备份`` finds "明天检查备份任务") and lifts a chunk it covers better than the exact words do.
 
 It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
-agent). ``search_memory`` refreshes the index before each query (one ``stat`` per note, a listing only of the folders
-whose entries changed; see ``_changes.py``), which is right for a one-off search but costs more than the search
-itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the files at most once every
-``max_staleness_s`` seconds, so a burst of searches pays for one check.
+agent). ``search_memory`` opens the index and refreshes it before each query; ``MemoryIndex`` keeps the index open
+and re-checks the files at most once every ``max_staleness_s`` seconds, so a burst of searches pays for one check.
+Either refresh follows the index's rule (``_index.py``): every folder's stamp, MEMORY.md and the notes most recently
+changed are checked each time, and every note once the last look at every note is older than
+:data:`~dreaming.memory.search._index.FULL_LOOK_INTERVAL_S` (30 s), so a note edited in place is found within that.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from dreaming.memory._terms import (
     morph_salient_terms,
     needle_coverage,
 )
-from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
+from dreaming.memory.search._index import FULL_LOOK_INTERVAL_S, IndexRefresh, open_index, refresh_index
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -255,6 +256,10 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
 def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHit]:
     """Search the workspace's memory, refreshing the index incrementally first; best hits first.
 
+    The refresh finds at once a note added, removed or renamed, and an edit to MEMORY.md or to one of the notes most
+    recently changed; any other note edited in place is found once the last look at every note is older than
+    ``FULL_LOOK_INTERVAL_S`` (30 s), when the refresh ``stat``-s every note again (see ``_index.py``).
+
     Dreaming's own output (DREAMS.md, ``memory/dreaming/``, ``memory/.dreams/``) is never indexed, so it is never
     returned. An empty query, or one with no letters or digits, returns no hits.
 
@@ -263,7 +268,7 @@ def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHi
     """
     conn = open_index(ws)
     try:
-        refresh_index(ws, conn)
+        refresh_index(ws, conn, full_look_every_s=FULL_LOOK_INTERVAL_S)
         return search_index(conn, query, limit=limit)
     finally:
         conn.close()
@@ -287,26 +292,30 @@ class MemoryIndex:
         self._checked_at: float | None = None
 
     def refresh(self) -> IndexRefresh:
-        """Re-check the files now and re-index what changed."""
+        """Re-check every file now (a full look: every note ``stat``-ed) and re-index what changed."""
         with self._lock:
-            return self._refresh_locked()
+            return self._refresh_locked(full_look_every_s=0.0)
 
-    def _refresh_locked(self) -> IndexRefresh:
+    def _refresh_locked(self, *, full_look_every_s: float) -> IndexRefresh:
         if self._conn is None:
             self._conn = open_index(self._ws)
-        result = refresh_index(self._ws, self._conn)
+        result = refresh_index(self._ws, self._conn, full_look_every_s=full_look_every_s)
         self._checked_at = self._clock()
         return result
 
     def search(self, query: str, *, limit: int = 8) -> list[SearchHit]:
-        """Search, re-checking the files first when the last check is older than the staleness bound."""
+        """Search, re-checking the files first when the last check is older than the staleness bound.
+
+        The check is the one-off search's (:func:`search_memory`): every note is ``stat``-ed only when the last full
+        look recorded in the index is older than ``FULL_LOOK_INTERVAL_S``.
+        """
         with self._lock:
             if (
                 self._conn is None
                 or self._checked_at is None
                 or self._clock() - self._checked_at > self._max_staleness_s
             ):
-                self._refresh_locked()
+                self._refresh_locked(full_look_every_s=FULL_LOOK_INTERVAL_S)
             assert self._conn is not None
             return search_index(self._conn, query, limit=limit)
 
