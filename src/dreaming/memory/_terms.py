@@ -53,6 +53,7 @@ __all__ = [
     "fts_match_expression",
     "identifier_form",
     "identifiers",
+    "index_ascii_coverage",
     "index_needles",
     "index_salient_terms",
     "index_term_coverage",
@@ -165,6 +166,31 @@ def needle_coverage(needles: tuple[str, ...], spaced: str) -> float:
     if not needles:
         return 0.0
     return len([needle for needle in needles if needle in spaced]) / len(needles)
+
+
+def index_ascii_coverage(terms: tuple[str, ...], text: str) -> float:
+    """Return the fraction of index ``terms`` in ``text``, an ASCII text, read from the text itself.
+
+    For such a text it is ``needle_coverage(index_needles(terms), spaced_terms(index_tokens(text)))``: its index tokens
+    are its runs of ASCII letters and digits, lowercased, so a term is one of them (or begins one, when it is at least
+    :data:`PREFIX_MIN_CHARS` long) where it occurs in the lowercased text with no letter or digit before it (nor
+    after it, for a short term). A few substring searches cost less than fetching the chunk's stored terms.
+    """
+    if not terms:
+        return 0.0
+    lowered = text.lower()
+    found = 0
+    for term in terms:
+        size = len(term)
+        at = lowered.find(term)
+        while at >= 0:
+            if (at == 0 or not lowered[at - 1].isalnum()) and (
+                size >= PREFIX_MIN_CHARS or not lowered[at + size : at + size + 1].isalnum()
+            ):
+                found += 1
+                break
+            at = lowered.find(term, at + 1)
+    return found / len(terms)
 
 
 def fts_match_expression(terms: Iterable[str], *, prefix: bool = True) -> str:

@@ -1,8 +1,9 @@
 """The search's shortcuts give exactly what the plain computation gives.
 
-Coverage is read from each chunk's stored terms (``chunk_terms``) instead of tokenizing its text again, and candidates
-past the one that cannot reach the ``limit``-th score are not scored: both are checked here against the plain way, on
-random texts (CJK, diacritics, underscores, repeated paragraphs for tied ranks) and random queries.
+Coverage is read from each chunk's stored terms (``chunk_terms``), or from an ASCII text itself, instead of tokenizing
+the text again, a chunk the morphological table finds for one term is taken to hold it, and candidates past the one
+that cannot reach the ``limit``-th score are not scored: all are checked here against the plain way, on random texts
+(CJK, diacritics, underscores, repeated paragraphs for tied ranks) and random queries.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dreaming.memory import Workspace
 from dreaming.memory._terms import (
     PREFIX_MIN_CHARS,
     fts_match_expression,
+    index_ascii_coverage,
     index_needles,
     index_salient_terms,
     index_term_coverage,
@@ -49,6 +51,13 @@ def _text(rng: random.Random) -> str:
     return "\n".join(lines) + rng.choice(["", ".", "!", " -- ok"])
 
 
+def _ascii_text(rng: random.Random) -> str:
+    # Words with capitals, digits, underscores and punctuation around them, where a term may begin a word, end one or
+    # sit inside one.
+    words = [w for w in WORDS if w.isascii()] + ["Kafka-retention", "(limit)", "re.tention", "x1_y2", "LIMITS,"]
+    return " ".join(rng.choice(words) for _ in range(rng.randint(1, 12))) + rng.choice(["", ".", "\n", "!?"])
+
+
 def _terms(rng: random.Random, tokens: list[str]) -> tuple[str, ...]:
     pool = [*tokens, "zzz", "kaf", "ret", "备份"]
     return tuple(dict.fromkeys(rng.choice(pool)[: rng.randint(1, 9)] for _ in range(rng.randint(1, 4))))
@@ -67,16 +76,21 @@ def _plain_morph_coverage(terms: tuple[str, ...], text: str) -> float:
 
 def test_coverage_from_spaced_terms_is_coverage_from_the_text() -> None:
     rng = random.Random(14)
-    for _ in range(3000):
-        text = _text(rng)
+    ascii_texts = 0
+    for n in range(3000):
+        text = _text(rng) if n % 2 else _ascii_text(rng)
         terms = tuple(t for t in _terms(rng, index_tokens(text)) if t)
         expected = _plain_index_coverage(terms, text)
         assert index_term_coverage(terms, text) == expected, (terms, text)
         assert needle_coverage(index_needles(terms), spaced_terms(index_tokens(text))) == expected, (terms, text)
+        if text.isascii():
+            ascii_texts += 1
+            assert index_ascii_coverage(terms, text) == expected, (terms, text)
         stems = tuple(dict.fromkeys(rng.choice([*morph_tokens(text), "zzz"]) for _ in range(3)))
         assert morph_term_coverage(stems, text) == _plain_morph_coverage(stems, text), (stems, text)
         spaced = spaced_terms(morph_tokens(text))
         assert needle_coverage(morph_needles(stems), spaced) == _plain_morph_coverage(stems, text), (stems, text)
+    assert ascii_texts > 1500
 
 
 def test_terms_that_are_not_one_token_keep_the_plain_rule() -> None:

@@ -11,9 +11,11 @@ A look at a folder (:func:`look`):
   again (:func:`~dreaming.memory.search._chunks.list_memory_folder`), which applies the rules of what is memory.
 
 A note whose stamp differs from the last look's, or that is new, is a *candidate*: the index re-reads it, and
-re-indexes it only when its bytes changed. A note edited in place changes no folder, only its own ctime: so every note
-is ``stat``-ed at every look. That is the price of finding an edit at the very next search, and on a large workspace
-it is most of what a look costs; what an unchanged folder saves is its listing and the rules applied to each entry.
+re-indexes it only when its bytes changed. A note edited in place changes no folder, only its own ctime, so only a
+``stat`` of the note finds that edit. A *full* look ``stat``-s every note of an unchanged folder; a look given
+``watched`` notes (:func:`hottest`: the most recently changed ones) ``stat``-s only those, and the notes whose stamp is
+not yet settled, and keeps the other stamps as they were: on a large workspace that ``stat`` per note is most of what
+a full look costs. When each kind of look is taken is the index's rule (``_index.py``, :func:`refresh_index`).
 
 Timestamps have a grain (the kernel's clock tick; a second or two on some filesystems): a stamp taken less than
 :data:`SETTLE_NS` before the look could be given again by a later change in the same grain, so it is not trusted.
@@ -22,15 +24,27 @@ Such a folder is listed again, and such a note is a candidate again, at the next
 
 from __future__ import annotations
 
+import heapq
 import os
 import struct
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 from dreaming.memory.search._chunks import list_memory_folder, memory_md_stat
 from dreaming.memory.workspace import Workspace
 
-__all__ = ["NOTE_STAMP_SIZE", "SETTLE_NS", "UNSETTLED", "Changes", "FolderState", "look", "note_stamps"]
+__all__ = [
+    "HOT_NOTES",
+    "NOTE_STAMP_SIZE",
+    "SETTLE_NS",
+    "UNSETTLED",
+    "Changes",
+    "FolderState",
+    "Watched",
+    "hottest",
+    "look",
+    "note_stamps",
+]
 
 SETTLE_NS = 3_000_000_000
 """How old a stamp must be to be trusted at the next look (nanoseconds): past the grain of any clock that stamps it."""
@@ -38,8 +52,15 @@ SETTLE_NS = 3_000_000_000
 _NOTE = struct.Struct("<qQQ")  # ctime_ns, size, inode
 _FOLDER = struct.Struct("<QQq")  # device, inode, ctime_ns
 NOTE_STAMP_SIZE = _NOTE.size
-UNSETTLED = _NOTE.pack(-(2**63), 0, 0)
+_UNSETTLED_CTIME = -(2**63)
+UNSETTLED = _NOTE.pack(_UNSETTLED_CTIME, 0, 0)
 """A note's stamp that matches no file: the note is a candidate at the next look."""
+
+HOT_NOTES = 64
+"""How many notes a look that is not full ``stat``-s besides the unsettled ones: those most recently changed."""
+
+Watched = Mapping[str, Collection[int]]
+"""The notes a look that is not full ``stat``-s, by folder: their positions in :attr:`FolderState.notes`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,7 +120,37 @@ def _listed(ws: Workspace, folder: str, relative: str, stamp: bytes, settled_bef
     )
 
 
-def _seen(ws: Workspace, relative: str, old: FolderState | None, settled_before: int) -> FolderState | None:
+def _unsettled(stamps: bytes) -> list[int]:
+    # The positions of the notes whose stamp is UNSETTLED (its bytes can also occur across two stamps: skipped).
+    positions = []
+    at = stamps.find(UNSETTLED)
+    while at >= 0:
+        if at % NOTE_STAMP_SIZE:
+            at = stamps.find(UNSETTLED, at + 1)
+            continue
+        positions.append(at // NOTE_STAMP_SIZE)
+        at = stamps.find(UNSETTLED, at + NOTE_STAMP_SIZE)
+    return positions
+
+
+def _restamped(fd: int, old: FolderState, watched: Collection[int] | None, settled_before: int) -> FolderState:
+    # ``old`` with the stamps of its notes taken again (every note's, or the watched and unsettled ones'), by name in
+    # the open folder ``fd``. Raises OSError when a note is gone.
+    if watched is None:
+        return replace(old, stamps=note_stamps([os.stat(name, dir_fd=fd) for name in old.notes], settled_before))
+    positions = sorted({*watched, *_unsettled(old.stamps)})
+    if not positions:
+        return old
+    stamps = bytearray(old.stamps)
+    for at in positions:
+        stamp = note_stamps([os.stat(old.notes[at], dir_fd=fd)], settled_before)
+        stamps[at * NOTE_STAMP_SIZE : (at + 1) * NOTE_STAMP_SIZE] = stamp
+    return replace(old, stamps=bytes(stamps))
+
+
+def _seen(
+    ws: Workspace, relative: str, old: FolderState | None, watched: Collection[int] | None, settled_before: int
+) -> FolderState | None:
     # The folder's state now; None when it is gone or cannot be opened.
     folder = os.path.join(ws.root, relative)
     try:
@@ -110,11 +161,9 @@ def _seen(ws: Workspace, relative: str, old: FolderState | None, settled_before:
         stamp = _folder_stamp(os.fstat(fd), settled_before)  # before the listing: a later change shows next time
         if old is not None and stamp and stamp == old.stamp:
             try:
-                stats = [os.stat(name, dir_fd=fd) for name in old.notes]
-            except OSError:  # a note vanished under a folder whose ctime has not ticked yet: list it
+                return _restamped(fd, old, watched, settled_before)
+            except (OSError, IndexError):  # a note vanished under a folder whose ctime has not ticked yet: list it
                 pass
-            else:
-                return replace(old, stamps=note_stamps(stats, settled_before))
         return _listed(ws, folder, relative, stamp, settled_before)
     finally:
         os.close(fd)
@@ -130,8 +179,12 @@ def _root(ws: Workspace, settled_before: int) -> FolderState:
     )
 
 
-def look(ws: Workspace, stored: Mapping[str, FolderState], *, now_ns: int) -> Changes:
-    """Compare the memory files with ``stored`` (the last look's folders); ``now_ns`` is the wall clock now."""
+def look(ws: Workspace, stored: Mapping[str, FolderState], *, now_ns: int, watched: Watched | None = None) -> Changes:
+    """Compare the memory files with ``stored`` (the last look's folders); ``now_ns`` is the wall clock now.
+
+    With ``watched`` None the look is full: every note is ``stat``-ed. Otherwise, in a folder whose stamp is unchanged,
+    only the ``watched`` notes and those whose stamp is unsettled are; a folder whose stamp changed is listed, as ever.
+    """
     settled_before = now_ns - SETTLE_NS
     folders: dict[str, FolderState] = {}
     candidates: dict[str, str] = {}
@@ -141,7 +194,11 @@ def look(ws: Workspace, stored: Mapping[str, FolderState], *, now_ns: int) -> Ch
     while stack:
         relative = stack.pop()
         old = stored.get(relative)
-        new = _root(ws, settled_before) if not relative else _seen(ws, relative, old, settled_before)
+        if not relative:
+            new: FolderState | None = _root(ws, settled_before)
+        else:
+            notes = None if watched is None else watched.get(relative, ())
+            new = _seen(ws, relative, old, notes, settled_before)
         if new is None:
             continue
         folders[relative] = new
@@ -153,6 +210,29 @@ def look(ws: Workspace, stored: Mapping[str, FolderState], *, now_ns: int) -> Ch
         removed.extend(f"{relative}/{name}" if relative else name for name in stored[relative].notes)
     scanned = sum(len(state.notes) for state in folders.values())
     return Changes(folders=folders, candidates=candidates, removed=tuple(sorted(removed)), scanned=scanned, dirty=dirty)
+
+
+def hottest(folders: Mapping[str, FolderState]) -> dict[str, list[int]]:
+    """Return the :data:`HOT_NOTES` notes most recently changed (the newest ctimes; ties: the last path), by folder.
+
+    Those are the notes a look that is not full ``stat``-s: the ones a user is editing (today's note, appended to in
+    place) are among them. A note whose stamp is unsettled is not counted here: every look ``stat``-s it anyway.
+    """
+    unpack = _NOTE.iter_unpack
+    newest = heapq.nlargest(
+        HOT_NOTES,
+        (
+            (stamp[0], relative, state.notes[at], at)
+            for relative, state in folders.items()
+            if relative
+            for at, stamp in enumerate(unpack(state.stamps))
+            if stamp[0] != _UNSETTLED_CTIME
+        ),
+    )
+    chosen: dict[str, list[int]] = {}
+    for _, relative, _, at in newest:
+        chosen.setdefault(relative, []).append(at)
+    return {relative: sorted(positions) for relative, positions in chosen.items()}
 
 
 def _compare(

@@ -1,12 +1,24 @@
 """The embedded memory-search index: SQLite FTS5 with BM25 in ``memory/.dreams/search-index.sqlite``.
 
-The index is a cache of the markdown files, never a source of truth: a file that is not a usable index (corrupt,
-of another schema version, or built by another tokenizer) is deleted and rebuilt from the notes. It holds the notes'
-text with secrets redacted (:func:`dreaming.memory.redact_secrets`), so that no hit, recall or evidence taken from
-it, and not the index file itself, carries a password a note holds. It is refreshed incrementally before every
-search (``_changes.py``): a folder is listed again only when its entries changed, every note is ``stat``-ed, a note
-whose stamp (ctime, size, inode) changed is read again and re-indexed only when its bytes differ from what was indexed
-(a digest in ``files``), and notes that disappeared are dropped. Nothing is written when nothing changed.
+The index is a cache of the markdown files, never a source of truth: a file that is not a usable index (corrupt, of
+another schema version, or built by another tokenizer) is deleted and rebuilt from the notes. It holds the notes' text
+with secrets redacted (:func:`dreaming.memory.redact_secrets`), so that no hit, recall or evidence taken from it, and
+not the index file itself, carries a password a note holds. It is refreshed incrementally before a search
+(``_changes.py``): a folder is listed again only when its entries changed, a note whose stamp (ctime, size, inode)
+changed is read again and re-indexed only when its bytes differ from what was indexed (a digest in ``files``), and
+notes that disappeared are dropped.
+
+Which notes a refresh ``stat``-s is its caller's choice (:func:`refresh_index`): every note (a *full* look: the
+default, and :meth:`MemoryIndex.refresh <dreaming.memory.search.MemoryIndex.refresh>`), or, by the rule that a search
+follows (:func:`~dreaming.memory.search.search_memory`, ``dreaming search``, and a ``MemoryIndex`` re-check), every
+note only when the last full look recorded in the index is older than :data:`FULL_LOOK_INTERVAL_S`. In between, a
+refresh checks every folder's stamp (a note added, removed or renamed is seen at once, and so is a note saved by an
+editor that renames a new file over the old one), MEMORY.md, the :data:`~dreaming.memory.search._changes.HOT_NOTES`
+notes most recently changed and those changed in the last seconds: a note edited in place (its folder untouched) that
+is none of these is found by a full look, so by any search that starts more than :data:`FULL_LOOK_INTERVAL_S` after
+the edit (the full look it takes, or one taken since the edit, sees it). The ``meta`` table holds the time of the last
+full look (``full_look_ns``) and the notes watched in between (``hot_notes``). Nothing is written when nothing
+changed, except that a full look records its time when the time recorded is more than half the interval old.
 
 Each chunk is indexed twice. ``chunks_fts`` holds its words as FTS5's ``unicode61`` tokenizer reads them (the exact
 search). ``chunks_morph`` holds its morphological tokens, computed in Python (``morph_tokens`` in
@@ -25,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import json
 import logging
 import sqlite3
 import time
@@ -38,16 +51,20 @@ from dreaming.memory._decode import decode_user_text, undecodable_note
 from dreaming.memory._secrets import redact_secrets
 from dreaming.memory._terms import MORPH_TOKENIZER_VERSION, index_tokens, morph_tokens, spaced_terms
 from dreaming.memory.files import check_write_path
-from dreaming.memory.search._changes import Changes, FolderState, look
+from dreaming.memory.search._changes import Changes, FolderState, Watched, hottest, look
 from dreaming.memory.search._chunks import chunk_markdown
 from dreaming.memory.workspace import Workspace
 
-__all__ = ["SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index", "tokenizer_config"]
+__all__ = ["FULL_LOOK_INTERVAL_S", "SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index", "tokenizer_config"]
 
 SCHEMA_VERSION = 4
 """Stored in ``PRAGMA user_version``; any other value means the file is rebuilt from the notes (version 2: text
 redacted; version 3: the morphological table and the ``meta`` table; version 4: ``folders``, digests in ``files``,
 ``chunk_terms``)."""
+
+FULL_LOOK_INTERVAL_S = 30.0
+"""How old the last full look (every note ``stat``-ed) may be before a one-off search takes one again: the longest a
+note edited in place, neither among the most recently changed nor in a changed folder, can go unseen."""
 
 BUSY_TIMEOUT_S = 10.0
 """How long a search waits for another process that is refreshing the same index."""
@@ -103,6 +120,8 @@ class IndexRefresh:
     """Chunks in the index afterwards."""
     undecodable: tuple[str, ...] = ()
     """``path:line: reason`` for each re-read file holding bytes that are not UTF-8 (indexed with U+FFFD)."""
+    full_look: bool = True
+    """Whether every note was ``stat``-ed; else only MEMORY.md, the most recently changed notes and the unsettled."""
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -239,6 +258,60 @@ def _stored_folders(conn: sqlite3.Connection) -> dict[str, FolderState]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the index holds of its last look, and which look to take now."""
+
+    folders: dict[str, FolderState]
+    """The folders as last seen."""
+    full_look_ns: int | None
+    """When the last full look was taken (wall clock, ns), if recorded."""
+    watched: Watched | None
+    """The notes to ``stat`` besides the unsettled ones; None for a full look."""
+
+
+def _watched(conn: sqlite3.Connection, folders: dict[str, FolderState]) -> Watched | None:
+    # The stored ``hot_notes`` ({folder: [[position, name], ...]}), or None when missing or no longer matching the
+    # folders (as when an older release wrote the index): the look must then be full.
+    row = conn.execute("SELECT value FROM meta WHERE key = 'hot_notes'").fetchone()
+    if row is None:
+        return None
+    watched: dict[str, list[int]] = {}
+    try:
+        for relative, notes in json.loads(row[0]).items():
+            names = folders[relative].notes
+            if not all(type(at) is int and 0 <= at < len(names) and names[at] == name for at, name in notes):
+                return None
+            watched[relative] = [at for at, _ in notes]
+    except (ValueError, TypeError, AttributeError, KeyError, IndexError):
+        return None
+    return watched
+
+
+def _plan(conn: sqlite3.Connection, now_ns: int, full_look_every_s: float) -> _Plan:
+    folders = _stored_folders(conn)
+    row = conn.execute("SELECT value FROM meta WHERE key = 'full_look_ns'").fetchone()
+    full_look_ns = int(row[0]) if row is not None and row[0].isdigit() else None
+    watched = None
+    # A last full look in the future (a clock set back) proves nothing: the look is full.
+    if full_look_ns is not None and 0 <= now_ns - full_look_ns <= full_look_every_s * 1e9:
+        watched = _watched(conn, folders)
+    return _Plan(folders=folders, full_look_ns=full_look_ns, watched=watched)
+
+
+def _to_record(plan: _Plan, now_ns: int) -> bool:
+    # Whether a look that changed nothing is still written: a full look whose time the index should learn (the time
+    # recorded is missing, in the future or more than half the interval old), so that one-off searches can rely on it.
+    if plan.watched is not None:
+        return False
+    recorded = plan.full_look_ns
+    return recorded is None or not 0 <= now_ns - recorded <= FULL_LOOK_INTERVAL_S * 1e9 / 2
+
+
+def _record(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+
 def _edited(conn: sqlite3.Connection, changes: Changes) -> list[str]:
     # The candidates to index again, sorted: the new ones, and those whose bytes differ from what was indexed or
     # cannot be read (a touch or a chmod changes the stamp, not the bytes: such a note is read, never indexed again).
@@ -254,23 +327,32 @@ def _edited(conn: sqlite3.Connection, changes: Changes) -> list[str]:
     return sorted(edited)
 
 
-def refresh_index(ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None = None) -> IndexRefresh:
+def refresh_index(
+    ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None = None, full_look_every_s: float = 0.0
+) -> IndexRefresh:
     """Bring the index up to date with the memory files: re-index the notes whose bytes changed, drop those gone.
 
-    Reads the index and ``stat``-s every note; writes (in one transaction) only when something changed. When another
-    process refreshed the index meanwhile, the look is taken again inside the transaction. ``now_ns`` is the wall
-    clock (the default), against which a file's stamp is judged settled (see ``_changes.py``).
+    Reads the index and ``stat``-s every note (a full look), or, when ``full_look_every_s`` is positive and the last
+    full look recorded in the index is at most that old, only the notes watched in between (see the module
+    docstring). Writes (in one transaction) only when something changed, or to record the time of a full look. When
+    another process refreshed the index meanwhile, the look is taken again inside the transaction. ``now_ns`` is the
+    wall clock (the default), against which a file's stamp is judged settled (see ``_changes.py``) and the age of
+    the last full look is measured.
     """
     clock = time.time_ns if now_ns is None else lambda: now_ns
     seen_version = conn.execute("PRAGMA data_version").fetchone()[0]
-    changes = look(ws, _stored_folders(conn), now_ns=clock())
+    now = clock()
+    plan = _plan(conn, now, full_look_every_s)
+    changes = look(ws, plan.folders, now_ns=now, watched=plan.watched)
     edited = _edited(conn, changes)
     reread: list[str] = []
     undecodable: list[str] = []
-    if changes.dirty or edited or changes.removed:
+    if changes.dirty or edited or changes.removed or _to_record(plan, now):
         with _transaction(conn):
             if conn.execute("PRAGMA data_version").fetchone()[0] != seen_version:
-                changes = look(ws, _stored_folders(conn), now_ns=clock())
+                now = clock()
+                plan = _plan(conn, now, full_look_every_s)
+                changes = look(ws, plan.folders, now_ns=now, watched=plan.watched)
                 edited = _edited(conn, changes)
             folders = dict(changes.folders)
             for relative in changes.removed:
@@ -296,6 +378,13 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None
                     for path, state in folders.items()
                 ],
             )
+            hot = {
+                relative: [[at, folders[relative].notes[at]] for at in positions]
+                for relative, positions in hottest(folders).items()
+            }
+            _record(conn, "hot_notes", json.dumps(hot))
+            if plan.watched is None:
+                _record(conn, "full_look_ns", str(now))
     total = conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     return IndexRefresh(
         scanned=changes.scanned,
@@ -303,4 +392,5 @@ def refresh_index(ws: Workspace, conn: sqlite3.Connection, *, now_ns: int | None
         removed=changes.removed,
         chunks=int(total),
         undecodable=tuple(undecodable),
+        full_look=plan.watched is None,
     )

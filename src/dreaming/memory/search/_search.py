@@ -24,10 +24,11 @@ and order, above every chunk that needs morphology. Morphology only adds chunks 
 finds "the rate limit", ``备份`` finds "明天检查备份任务") and lifts a chunk it covers better than the exact words do.
 
 It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
-agent). ``search_memory`` refreshes the index before each query (one ``stat`` per note, a listing only of the folders
-whose entries changed; see ``_changes.py``), which is right for a one-off search but costs more than the search
-itself on a large workspace. ``MemoryIndex`` keeps the index open and re-checks the files at most once every
-``max_staleness_s`` seconds, so a burst of searches pays for one check.
+agent). ``search_memory`` opens the index and refreshes it before each query; ``MemoryIndex`` keeps the index open
+and re-checks the files at most once every ``max_staleness_s`` seconds, so a burst of searches pays for one check.
+Either refresh follows the index's rule (``_index.py``): every folder's stamp, MEMORY.md and the notes most recently
+changed are checked each time, and every note once the last look at every note is older than
+:data:`~dreaming.memory.search._index.FULL_LOOK_INTERVAL_S` (30 s), so a note edited in place is found within that.
 """
 
 from __future__ import annotations
@@ -43,13 +44,14 @@ from typing import Literal
 
 from dreaming.memory._terms import (
     fts_match_expression,
+    index_ascii_coverage,
     index_needles,
     index_salient_terms,
     morph_needles,
     morph_salient_terms,
     needle_coverage,
 )
-from dreaming.memory.search._index import IndexRefresh, open_index, refresh_index
+from dreaming.memory.search._index import FULL_LOOK_INTERVAL_S, IndexRefresh, open_index, refresh_index
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -128,31 +130,30 @@ CANDIDATES_SQL = (
 """The FTS5 query of one table (``chunks_fts`` or ``chunks_morph``): its best chunks, ties broken by path and line."""
 
 
-def _candidates(
-    conn: sqlite3.Connection, table: str, column: str, expression: str, count: int
-) -> list[tuple[int, str, int, int, str, float, str]]:
-    # ``(id, path, start, end, text, bm25 / best_bm25, terms)`` of the best ``count`` chunks that ``table`` matches,
-    # ``terms`` being their ``column`` of ``chunk_terms``: looked up for those rows alone, after the FTS5 query (in it,
-    # every match would pay for the lookup before the sort).
-    rows = conn.execute(CANDIDATES_SQL.format(table=table), (expression, count)).fetchall()
-    ids = [row[0] for row in rows]
-    terms = dict(
-        conn.execute(f"SELECT id, {column} FROM chunk_terms WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall()
-    )
-    best = min((float(row[5]) for row in rows), default=0.0)
-    return [
-        (chunk_id, path, start, end, text, float(rank) / best if best < 0 else 1.0, terms.get(chunk_id, ""))
-        for chunk_id, path, start, end, text, rank in rows
-    ]
+_CANDIDATES = {table: CANDIDATES_SQL.format(table=table) for table in ("chunks_fts", "chunks_morph")}
+
+# A row of CANDIDATES_SQL: ``(id, path, start_line, end_line, text, bm25)``.
+_Row = tuple[int, str, int, int, str, float]
 
 
-def _rank_share(relative: float) -> float:
-    return RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * relative
+def _candidates(conn: sqlite3.Connection, table: str, expression: str, count: int) -> list[_Row]:
+    # The best ``count`` chunks that ``table`` matches, best first. Their terms are looked up afterwards, for the rows
+    # that need them (``_stored_terms``): in the FTS5 query, every match would pay for the lookup before the sort.
+    rows: list[_Row] = conn.execute(_CANDIDATES[table], (expression, count)).fetchall()
+    return rows
+
+
+def _stored_terms(conn: sqlite3.Connection, column: str, ids: list[int]) -> dict[int, str]:
+    # The ``column`` of ``chunk_terms`` (``words`` or ``stems``) of the chunks ``ids``.
+    if not ids:
+        return {}
+    sql = f"SELECT id, {column} FROM chunk_terms WHERE id IN ({','.join('?' * len(ids))})"
+    return dict(conn.execute(sql, ids).fetchall())
 
 
 def _shown(score: float) -> float:
     # A hit's score as it is returned and ordered: clamped to [0, 1] and rounded.
-    return round(min(1.0, max(0.0, score)), _SCORE_DIGITS)
+    return round(score if 0.0 <= score <= 1.0 else min(1.0, max(0.0, score)), _SCORE_DIGITS)
 
 
 # A chunk found: ``(-shown score, path, start, end, text, score)``, in the order of the hits (path and start line
@@ -167,6 +168,24 @@ def _ranked(found: Iterable[_Found], limit: int) -> list[SearchHit]:
     ]
 
 
+def _shares(rows: list[_Row]) -> list[float]:
+    # The rank share of each row, ``RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * bm25 / best_bm25``: its score with full
+    # coverage. The rows come best first, so these only fall.
+    best = min((float(row[5]) for row in rows), default=0.0)
+    if best >= 0:
+        return [RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * 1.0] * len(rows)
+    return [RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * (float(row[5]) / best) for row in rows]
+
+
+def _keep(cutoff: list[float], shown: float, limit: int) -> float:
+    # Add a score to the min-heap of the best ``limit``; return the least of them once it holds ``limit``, else -1.
+    if len(cutoff) < limit:
+        heapq.heappush(cutoff, shown)
+        return cutoff[0] if len(cutoff) == limit else -1.0
+    heapq.heappushpop(cutoff, shown)
+    return cutoff[0]
+
+
 def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
     """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`.
 
@@ -175,6 +194,11 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     cannot reach it, even tied as shown (a tie might be won on the path), neither it nor any after it is returned,
     and their coverage is not computed. The heap holds one score per chunk, as first found: a chunk whose morph score
     later passes its exact one keeps its lower score there, which only makes the cutoff lower, never wrong.
+
+    A chunk's coverage is read from its stored terms (``chunk_terms``), except where it costs less another way with
+    the same result: the index terms of an ASCII text are read from the text itself (:func:`index_ascii_coverage`),
+    and a chunk that the morphological table matches for a query of one morphological term holds that term (the
+    table and ``chunk_terms`` are fed the same tokens, which hold no character FTS5's ``ascii`` tokenizer splits at).
     """
     terms = index_salient_terms(query)
     if not terms or limit <= 0:
@@ -182,38 +206,48 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     count = limit * CANDIDATE_FACTOR
     found: dict[int, _Found] = {}
     cutoff: list[float] = []
+    least = -1.0  # cutoff[0] once the heap holds ``limit`` scores; below any score until then
+    rows = _candidates(conn, "chunks_fts", fts_match_expression(terms), count)
+    stored = _stored_terms(conn, "words", [row[0] for row in rows if not row[4].isascii()])
     needles = index_needles(terms)
-    for chunk_id, path, start, end, text, relative, words in _candidates(
-        conn, "chunks_fts", "words", fts_match_expression(terms), count
-    ):
-        most = _rank_share(relative)
-        if len(cutoff) == limit and _shown(most) < cutoff[0]:
+    for (chunk_id, path, start, end, text, _), most in zip(rows, _shares(rows), strict=True):
+        if _shown(most) < least:
             break
-        score = needle_coverage(needles, words) * most
+        words = stored.get(chunk_id)
+        if words is None and text.isascii():
+            score = index_ascii_coverage(terms, text) * most
+        else:
+            score = needle_coverage(needles, words or "") * most
         shown = _shown(score)
         found[chunk_id] = (-shown, path, start, end, text, score)
-        (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, shown)
+        least = _keep(cutoff, shown, limit)
     # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
     # ``limit`` chunks score above it the morphological table cannot change the answer and is not asked.
-    if len(cutoff) == limit and cutoff[0] > MORPH_SCORE_FACTOR:
+    if least > MORPH_SCORE_FACTOR:
         return _ranked(found.values(), limit)
     morph_terms = morph_salient_terms(query)
     if not morph_terms:  # stop words alone: the exact search has answered
         return _ranked(found.values(), limit)
+    rows = _candidates(conn, "chunks_morph", fts_match_expression(morph_terms, prefix=False), count)
+    shares = _shares(rows)
+    mosts = [MORPH_SCORE_FACTOR * share for share in shares]
+    del rows[next((n for n, most in enumerate(mosts) if _shown(most) < least), len(rows)) :]  # never reached
+    single = len(morph_terms) == 1
+    # The stems of the rows that may be scored, but not of those that hold every term exactly (skipped below).
+    wanted = [row[0] for row in rows if row[0] not in found or found[row[0]][5] <= MORPH_SCORE_FACTOR]
+    stored = {} if single else _stored_terms(conn, "stems", wanted)
     needles = morph_needles(morph_terms)
-    for chunk_id, path, start, end, text, relative, stems in _candidates(
-        conn, "chunks_morph", "stems", fts_match_expression(morph_terms, prefix=False), count
-    ):
-        most = MORPH_SCORE_FACTOR * _rank_share(relative)
-        if len(cutoff) == limit and _shown(most) < cutoff[0]:
+    for (chunk_id, path, start, end, text, _), share, most in zip(rows, shares, mosts, strict=False):
+        if _shown(most) < least:
             break
         known = found.get(chunk_id)
         if known is not None and known[5] > MORPH_SCORE_FACTOR:
             continue
-        score = MORPH_SCORE_FACTOR * needle_coverage(needles, stems) * _rank_share(relative)
+        coverage = 1.0 if single else needle_coverage(needles, stored.get(chunk_id, ""))
+        score = MORPH_SCORE_FACTOR * coverage * share
         shown = _shown(score)
         if known is None:
-            (heapq.heappush if len(cutoff) < limit else heapq.heappushpop)(cutoff, shown)
+            least = _keep(cutoff, shown, limit)
         if known is None or score > known[5]:
             found[chunk_id] = (-shown, path, start, end, text, score)
     return _ranked(found.values(), limit)
@@ -221,6 +255,10 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
 
 def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHit]:
     """Search the workspace's memory, refreshing the index incrementally first; best hits first.
+
+    The refresh finds at once a note added, removed or renamed, and an edit to MEMORY.md or to one of the notes most
+    recently changed; any other note edited in place is found once the last look at every note is older than
+    ``FULL_LOOK_INTERVAL_S`` (30 s), when the refresh ``stat``-s every note again (see ``_index.py``).
 
     Dreaming's own output (DREAMS.md, ``memory/dreaming/``, ``memory/.dreams/``) is never indexed, so it is never
     returned. An empty query, or one with no letters or digits, returns no hits.
@@ -230,7 +268,7 @@ def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHi
     """
     conn = open_index(ws)
     try:
-        refresh_index(ws, conn)
+        refresh_index(ws, conn, full_look_every_s=FULL_LOOK_INTERVAL_S)
         return search_index(conn, query, limit=limit)
     finally:
         conn.close()
@@ -254,26 +292,30 @@ class MemoryIndex:
         self._checked_at: float | None = None
 
     def refresh(self) -> IndexRefresh:
-        """Re-check the files now and re-index what changed."""
+        """Re-check every file now (a full look: every note ``stat``-ed) and re-index what changed."""
         with self._lock:
-            return self._refresh_locked()
+            return self._refresh_locked(full_look_every_s=0.0)
 
-    def _refresh_locked(self) -> IndexRefresh:
+    def _refresh_locked(self, *, full_look_every_s: float) -> IndexRefresh:
         if self._conn is None:
             self._conn = open_index(self._ws)
-        result = refresh_index(self._ws, self._conn)
+        result = refresh_index(self._ws, self._conn, full_look_every_s=full_look_every_s)
         self._checked_at = self._clock()
         return result
 
     def search(self, query: str, *, limit: int = 8) -> list[SearchHit]:
-        """Search, re-checking the files first when the last check is older than the staleness bound."""
+        """Search, re-checking the files first when the last check is older than the staleness bound.
+
+        The check is the one-off search's (:func:`search_memory`): every note is ``stat``-ed only when the last full
+        look recorded in the index is older than ``FULL_LOOK_INTERVAL_S``.
+        """
         with self._lock:
             if (
                 self._conn is None
                 or self._checked_at is None
                 or self._clock() - self._checked_at > self._max_staleness_s
             ):
-                self._refresh_locked()
+                self._refresh_locked(full_look_every_s=FULL_LOOK_INTERVAL_S)
             assert self._conn is not None
             return search_index(self._conn, query, limit=limit)
 
