@@ -27,8 +27,9 @@ SURFACES = {
     ],
     "dreaming.cli": ["app", "main"],
     "dreaming.night": [
-        "NightReport", "RunOutcome", "adream", "busy_answer", "codebase_roots", "dream", "night_context", "research_tools", "run_night",
-        "utc_now", "workspace_status",
+        "NightLock", "NightReport", "RunOutcome", "SaverFactory", "adream", "budget_exhausted_before_any_work",
+        "busy_answer", "codebase_roots", "dream", "night_context", "research_tools", "run_night", "utc_now",
+        "workspace_status",
     ],
     "dreaming.fleet": [
         "EXIT_SEVERITY", "FleetBudget", "FleetConfig", "FleetMember", "NightResult", "cron_matches", "crontab_line",

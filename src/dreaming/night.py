@@ -52,7 +52,9 @@ __all__ = [
     "NightLock",
     "NightReport",
     "RunOutcome",
+    "SaverFactory",
     "adream",
+    "budget_exhausted_before_any_work",
     "busy_answer",
     "codebase_roots",
     "dream",
@@ -307,6 +309,18 @@ async def run_night(
     finally:
         lock.release()
     return RunOutcome(run_id=run_id, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes)
+
+
+def budget_exhausted_before_any_work(state: dict[str, Any]) -> bool:
+    """Return True when model work was wanted but the budget refused all of it (exit code 4).
+
+    The deterministic phases still ran and the diary entry is written; the code tells a scheduler that the LLM
+    part of the night could not happen.
+    """
+    budget = (state.get("summaries") or {}).get("budget") or {}
+    refused = any(h.get("reason") == "budget_exceeded" for h in state.get("halts") or [])
+    refused = refused or bool((budget.get("refusals") or {}).get("budget_exceeded"))
+    return bool(budget.get("available")) and refused and not budget.get("calls_made") and not budget.get("cache_hits")
 
 
 def utc_now() -> datetime:
