@@ -36,6 +36,13 @@ SURFACES = {
         "expand_workspaces", "fleet_exit_code", "ledger_spend", "load_fleet", "render_results", "run_fleet",
         "systemd_units",
     ],
+    "dreaming.fleet.postgres": [
+        "DATABASE_URL_ENV", "DEFAULT_HEARTBEAT_SECONDS", "DEFAULT_STALLED_AFTER_SECONDS", "NIGHT_RETRY", "NIGHT_TASK",
+        "TICK_TASK", "AdvisoryLock", "EnqueueReport", "FleetInit", "FleetQueue", "NightAttempt", "NightDone",
+        "TickReport", "WorkerSettings", "advisory_key", "database_url", "enqueue_due", "enqueue_now", "fleet_queue",
+        "fleet_status", "init_fleet", "latest_slot", "night_run_id", "postgres_checkpointer", "require_schema",
+        "retry_stalled", "run_fleet_night", "run_worker", "tick",
+    ],
     "dreaming.chat": ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"],
     "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],
     "dreaming.view": ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"],
