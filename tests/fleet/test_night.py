@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import subprocess
 import sys
 import textwrap
-from datetime import datetime
+import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +202,52 @@ def test_a_killed_worker_s_night_is_retried_and_resumes_from_its_postgres_checkp
     assert snapshot(ws, exclude=TALLIES) == snapshot(ref, exclude=TALLIES)
     assert without_run_ids((ws / "DREAMS.md").read_text()) == without_run_ids((ref / "DREAMS.md").read_text())
     assert _checkpoints(pg_url, run_id) == 0
+
+
+PAUSED_WORKER = """
+import os, sys, time
+from pathlib import Path
+import dreaming.graph.nodes as nodes
+
+flags, real_rem = Path(sys.argv[1]), nodes.rem
+
+def rem(state, runtime):
+    (flags / "started").touch()
+    while not (flags / "go").exists():  # the test sends SIGTERM here, mid-night, then lets the night go on
+        time.sleep(0.02)
+    return real_rem(state, runtime)
+
+nodes.rem = rem
+from dreaming.cli import main
+sys.argv = ["dreaming", "worker", "--heartbeat", "1", "--stalled-after", "5", "--tick-seconds", "1"]
+main()
+"""
+
+
+@pytest.mark.slow
+def test_a_worker_ticks_its_nights_in_and_sigterm_lets_the_running_night_finish(pg_url: str, tmp_path: Path) -> None:
+    ws = build_verdict_workspace(tmp_path / "fleet" / "ws")
+    fleet = write_fleet(tmp_path / "fleet", pg_url, '[[workspaces]]\npath = "ws"\ncron = "* * * * *"\n')
+    init(pg_url, fleet, datetime.now(UTC) - timedelta(minutes=1))  # the real clock: a worker ticks on it
+    flags = tmp_path / "flags"
+    flags.mkdir()
+    env = {**os.environ, "DREAMING_DATABASE_URL": pg_url,
+           "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])}  # fmt: skip
+    worker = subprocess.Popen([sys.executable, "-c", textwrap.dedent(PAUSED_WORKER), str(flags)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not (flags / "started").exists() and worker.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert (flags / "started").exists(), worker.communicate(timeout=5)
+        worker.send_signal(signal.SIGTERM)
+        (flags / "go").touch()
+        _, stderr = worker.communicate(timeout=60)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert worker.returncode == 0, stderr
+    first = rows(pg_url, "SELECT outcome, exit_code, slot FROM dreaming_night_log ORDER BY id")[0]
+    assert first[:2] == ("done", 0)  # the night the tick queued ran to its end after SIGTERM
+    assert f"<!-- dreaming:run:{night_run_id(str(ws), first[2])} -->" in (ws / "DREAMS.md").read_text()
+    assert rows(pg_url, "SELECT count(*) FROM procrastinate_workers") == [(0,)]  # it unregistered on its way out
