@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from typer.testing import CliRunner
 from dreaming.cli import app
 from dreaming.errors import ConfigError
 from dreaming.fleet import FleetBudget, load_fleet
-from dreaming.fleet.postgres import DATABASE_URL_ENV, database_url, fleet_status
+from dreaming.fleet.postgres import DATABASE_URL_ENV, FleetInit, database_url, fleet_status
 from dreaming.memory import Workspace, init_workspace
 from tests.fleet._fleet import init, rows, write_fleet
 
@@ -78,6 +79,27 @@ def test_init_sets_everything_up_and_a_second_init_changes_nothing(pg_url: str, 
     assert _state(pg_url) == before
 
 
+def test_inits_started_together_do_the_work_once(pg_url: str, tmp_path: Path) -> None:
+    _workspaces(tmp_path, "a", "b", "c")
+    fleet = write_fleet(tmp_path, pg_url, FLEET)
+    results: list[FleetInit] = []
+    errors: list[BaseException] = []
+
+    def one() -> None:
+        try:
+            results.append(init(pg_url, fleet, T0))
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=one) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert sorted(r.changed for r in results) == [False, False, True]
+
+
 def test_the_registry_follows_the_fleet_file(pg_url: str, tmp_path: Path) -> None:
     _workspaces(tmp_path, "a", "b", "c", "d")
     fleet = write_fleet(tmp_path, pg_url, FLEET)
@@ -118,6 +140,10 @@ def test_the_fleet_file_names_its_database_and_needs_no_ledger_file(tmp_path: Pa
     assert database_url(config, {DATABASE_URL_ENV: "postgresql://other/db"}) == "postgresql://other/db"  # env wins
     with pytest.raises(ConfigError, match="no fleet database"):
         database_url(None, {})
+    wrong = tmp_path / "wrong.toml"
+    wrong.write_text('[fleet]\nurl = "postgresql://db/fleet"\n[[workspaces]]\npath = "a"\n')
+    with pytest.raises(ConfigError, match=r"\[fleet\] takes database_url only"):
+        load_fleet(wrong)
     plain = tmp_path / "plain.toml"
     plain.write_text(body)
     with pytest.raises(ConfigError, match="needs ledger"):

@@ -30,6 +30,7 @@ import logging
 import math
 import os
 import socket
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -232,12 +233,14 @@ def init_fleet(url: str, fleet: FleetConfig | None, *, now: datetime) -> FleetIn
 
     schedules = {str(m.path): _schedule(m.path, m.cron, m.timezone) for m in fleet.members} if fleet else {}
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s)", (_INIT_LOCK_KEY,))
+        # Polled, not awaited in pg_advisory_lock: a waiting statement holds a snapshot, and LangGraph's setup (on its
+        # own connection) creates its indexes CONCURRENTLY, which waits for every older snapshot: a deadlock.
+        while not _fetch_flag(conn, "SELECT pg_try_advisory_lock(%s)", _INIT_LOCK_KEY):
+            time.sleep(0.05)
         try:
             migrations = apply_migrations(conn)
             queue_schema = False
-            row = conn.execute("SELECT to_regclass('procrastinate_jobs') IS NOT NULL").fetchone()
-            if not row or not row[0]:
+            if not _fetch_flag(conn, "SELECT to_regclass('procrastinate_jobs') IS NOT NULL"):
                 with conn.transaction():
                     conn.execute(SchemaManager.get_schema().encode())
                 queue_schema = True
@@ -305,6 +308,11 @@ def _sync_budget(
         wanted,
     )
     return "set" if row is None else "updated"
+
+
+def _fetch_flag(conn: psycopg.Connection[Any], query: str, *params: Any) -> bool:
+    row = conn.execute(query.encode(), params).fetchone()
+    return bool(row and row[0])
 
 
 def latest_slot(cron: str, timezone: str, now: datetime) -> datetime:
