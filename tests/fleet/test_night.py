@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -251,3 +252,24 @@ def test_a_worker_ticks_its_nights_in_and_sigterm_lets_the_running_night_finish(
     assert first[:2] == ("done", 0)  # the night the tick queued ran to its end after SIGTERM
     assert f"<!-- dreaming:run:{night_run_id(str(ws), first[2])} -->" in (ws / "DREAMS.md").read_text()
     assert rows(pg_url, "SELECT count(*) FROM procrastinate_workers") == [(0,)]  # it unregistered on its way out
+
+
+def test_a_night_that_keeps_failing_gives_up_after_five_attempts(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dreaming.graph.nodes as nodes
+
+    def light_fails(state: Any, runtime: Any) -> Any:
+        raise RuntimeError("a bug in this workspace's night")
+
+    monkeypatch.setattr(nodes, "light", light_fails)
+    _fleet(tmp_path, pg_url)
+    _enqueue(pg_url)
+    for _ in range(6):
+        work(pg_url)
+        run(pg_url, "UPDATE procrastinate_jobs SET scheduled_at = now() WHERE status = 'todo'")  # the backoff is over
+    assert [row[:3] for row in _log(pg_url)] == [(n, "failed", 1) for n in range(1, 6)]
+    assert _job(pg_url)[1] == "failed"
+    result = CliRunner().invoke(app, ["fleet", "status", "--json"], env={"DREAMING_DATABASE_URL": pg_url})
+    (status,) = json.loads(result.output)["workspaces"]
+    assert (status["queued"], status["failed"], status["last_night"]["outcome"]) == (0, 1, "failed")

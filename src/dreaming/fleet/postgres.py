@@ -97,8 +97,11 @@ NIGHT_TASK = "dream_night"
 TICK_TASK = "dreaming_tick"
 DEFAULT_HEARTBEAT_SECONDS = 10.0
 DEFAULT_STALLED_AFTER_SECONDS = 60.0
-NIGHT_RETRY = RetryStrategy(max_attempts=5, exponential_wait=4)
-"""A failed or busy night is retried 4 times, after 4, 16, 64 and 256 seconds (``exponential_wait ** attempt``)."""
+NIGHT_RETRY = RetryStrategy(max_attempts=4, exponential_wait=4)
+"""A failed or busy night is retried 4 times (5 attempts in all), after 4, 16, 64 and 256 seconds.
+
+procrastinate retries while the job's earlier attempts are fewer than ``max_attempts``, after ``4 ** (attempts + 1)``
+seconds; a stalled worker's job put back by the tick counts as an attempt too."""
 _TICK_LOCK = "dreaming-tick"  # the tick's queueing lock: one tick waiting at most, however long the workers are busy
 _TICK_PRIORITY = 100  # a free worker ticks before it starts a night
 _INIT_LOCK_KEY = 0x647265616D696E69  # "dreamini": serialises `dreaming fleet init`s (a session advisory lock)
