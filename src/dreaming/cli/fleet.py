@@ -265,7 +265,10 @@ def worker(
     once: Annotated[
         bool, typer.Option("--once", help="Run the nights queued now, one at a time, then exit (no tick).")
     ] = False,
-    max_nights: Annotated[int | None, typer.Option("--max-nights", min=1, help="Exit after this many nights.")] = None,
+    max_nights: Annotated[
+        int | None,
+        typer.Option("--max-nights", min=1, help="Exit after this many night jobs (busy or failed attempts count)."),
+    ] = None,
 ) -> None:
     """Run the fleet's nights from the Postgres queue, one at a time, until SIGTERM (the running night finishes).
 

@@ -148,7 +148,7 @@ class WorkerSettings:
     once: bool = False
     """Stop when the queue is empty instead of waiting for more."""
     max_nights: int | None = None
-    """Stop after this many nights (None: never)."""
+    """Stop after this many night jobs, busy or failed attempts included (None: never)."""
 
     def __post_init__(self) -> None:
         """Refuse settings that would make live workers look dead, or a tick procrastinate cannot schedule."""
