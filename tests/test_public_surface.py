@@ -27,13 +27,21 @@ SURFACES = {
     ],
     "dreaming.cli": ["app", "main"],
     "dreaming.night": [
-        "NightReport", "RunOutcome", "adream", "busy_answer", "codebase_roots", "dream", "night_context", "research_tools", "run_night",
-        "utc_now", "workspace_status",
+        "NightLock", "NightReport", "RunOutcome", "SaverFactory", "adream", "budget_exhausted_before_any_work",
+        "busy_answer", "codebase_roots", "dream", "night_context", "research_tools", "run_night", "utc_now",
+        "workspace_status",
     ],
     "dreaming.fleet": [
         "EXIT_SEVERITY", "FleetBudget", "FleetConfig", "FleetMember", "NightResult", "cron_matches", "crontab_line",
         "expand_workspaces", "fleet_exit_code", "ledger_spend", "load_fleet", "render_results", "run_fleet",
         "systemd_units",
+    ],
+    "dreaming.fleet.postgres": [
+        "DATABASE_URL_ENV", "DEFAULT_HEARTBEAT_SECONDS", "DEFAULT_STALLED_AFTER_SECONDS", "NIGHT_RETRY", "NIGHT_TASK",
+        "TICK_TASK", "AdvisoryLock", "EnqueueReport", "FleetInit", "FleetQueue", "NightAttempt", "NightDone",
+        "TickReport", "WorkerSettings", "advisory_key", "database_url", "enqueue_due", "enqueue_now", "fleet_queue",
+        "fleet_status", "init_fleet", "latest_slot", "night_run_id", "postgres_checkpointer", "require_schema",
+        "retry_stalled", "run_fleet_night", "run_worker", "tick",
     ],
     "dreaming.chat": ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"],
     "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],

@@ -15,11 +15,12 @@ import json
 import os
 import secrets
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dreaming.config import DreamingConfig, load_config, next_run
 from dreaming.errors import ConfigError, LockBusyError
@@ -41,16 +42,19 @@ from dreaming.memory import (
 from dreaming.memory.gaps import list_gaps
 
 if TYPE_CHECKING:
-    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+    from langgraph.checkpoint.base import BaseCheckpointSaver
 
     from dreaming.graph import DreamContext, ProgressFn
     from dreaming.llm import LLMGateway
     from dreaming.tools.sources import ResearchTools
 
 __all__ = [
+    "NightLock",
     "NightReport",
     "RunOutcome",
+    "SaverFactory",
     "adream",
+    "budget_exhausted_before_any_work",
     "busy_answer",
     "codebase_roots",
     "dream",
@@ -89,6 +93,27 @@ class RunOutcome:
     """Anything the operator should know (state moved aside, ...)."""
 
 
+class NightLock(Protocol):
+    """Keep a second night off a workspace.
+
+    The file :class:`~dreaming.memory.ConsolidationLock` by default; a Postgres advisory lock in the distributed fleet
+    (``dreaming.fleet.postgres``), where ``flock`` on a shared filesystem cannot be trusted.
+    """
+
+    took_over: str | None
+    """The stale holder that was taken over, if any."""
+
+    def acquire(self) -> None:
+        """Take the lock (blocking: :func:`run_night` calls it off the event loop); raise ``LockBusyError`` if held."""
+
+    def release(self) -> None:
+        """Release the lock."""
+
+
+SaverFactory = Callable[[], AbstractAsyncContextManager["BaseCheckpointSaver[Any]"]]
+"""Opens the night's LangGraph checkpointer (the workspace's SQLite file by default)."""
+
+
 def _current_run_path(ws: Workspace) -> Path:
     # Names the run in progress, so that the next run can resume it from its checkpoint after a crash.
     return ws.state_dir / "current-run.json"
@@ -112,7 +137,7 @@ def _finish(ws: Workspace) -> None:
     _current_run_path(ws).unlink(missing_ok=True)
 
 
-async def _invoke(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
+async def _invoke(saver: BaseCheckpointSaver[Any], context: DreamContext) -> dict[str, Any]:
     """Run the night's graph on its own thread, resuming from the last checkpoint; release its tools after."""
     try:
         return await _invoke_graph(saver, context)
@@ -121,7 +146,7 @@ async def _invoke(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, A
             context.research.close()
 
 
-async def _invoke_graph(saver: AsyncSqliteSaver, context: DreamContext) -> dict[str, Any]:
+async def _invoke_graph(saver: BaseCheckpointSaver[Any], context: DreamContext) -> dict[str, Any]:
     from langgraph.pregel import Pregel
 
     from dreaming.graph import build_dream_graph
@@ -163,7 +188,7 @@ def _checkpoints_usable(ws: Workspace, now: datetime, notes: list[str]) -> None:
         notes.append(f"unreadable checkpoints.sqlite moved aside to {moved.name}; a crashed run cannot be resumed")
 
 
-async def _acquire_off_loop(lock: ConsolidationLock) -> None:
+async def _acquire_off_loop(lock: NightLock) -> None:
     """Take ``lock`` in a worker thread; a caller cancelled while waiting releases it once the thread gets it."""
     import asyncio
 
@@ -175,6 +200,21 @@ async def _acquire_off_loop(lock: ConsolidationLock) -> None:
         raise
 
 
+def _sqlite_checkpointer(ws: Workspace) -> SaverFactory:
+    """Return the factory of the workspace's SQLite checkpointer (announcing its writes to the write seam)."""
+
+    @contextlib.asynccontextmanager
+    async def open_saver() -> AsyncIterator[BaseCheckpointSaver[Any]]:
+        from dreaming.graph.build import Checkpointer
+
+        async with Checkpointer.from_conn_string(str(ws.checkpoints)) as saver:
+            assert isinstance(saver, Checkpointer)
+            saver.path = ws.checkpoints
+            yield saver
+
+    return open_saver
+
+
 async def run_night(
     ws: Workspace,
     config: DreamingConfig,
@@ -183,6 +223,9 @@ async def run_night(
     trigger: str = "run",
     make_context: Callable[[DreamContext], DreamContext] = lambda c: c,
     wait: bool = True,
+    lock: NightLock | None = None,
+    checkpointer: SaverFactory | None = None,
+    run_id: str | None = None,
 ) -> RunOutcome:
     """Dream one night on ``ws`` under the consolidation lock (the low-level entry; see :func:`adream`).
 
@@ -195,6 +238,10 @@ async def run_night(
         trigger: ``run``, ``now`` or ``eval`` (shown in the diary).
         make_context: adds models, tools and progress reporting to the base context (the entry point's job).
         wait: wait up to ``config.lock_timeout_seconds`` for a held lock; False gives up at once.
+        lock: the lock to take instead of the workspace's lock file (the distributed fleet's advisory lock).
+        checkpointer: opens the checkpointer instead of the workspace's ``checkpoints.sqlite`` (the fleet's Postgres).
+        run_id: the new run's id instead of a random one (the fleet's, derived from the workspace and the night slot,
+            so a retried night resumes under the same id and writes the same bytes).
 
     Raises:
         LockBusyError: another run holds the lock (past ``config.lock_timeout_seconds`` when waiting).
@@ -202,14 +249,14 @@ async def run_night(
             again by every write); nothing is written.
     """
     from dreaming.graph import DreamContext
-    from dreaming.graph.build import Checkpointer
     from dreaming.memory.recall import check_recall_store_confined
 
     check_confined(ws)
     check_recall_store_confined(ws)  # OpenClaw's database, when the recall store is there
     ws.state_dir.mkdir(parents=True, exist_ok=True)
     notes: list[str] = []
-    lock = ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds if wait else 0.0)
+    if lock is None:
+        lock = ConsolidationLock(ws.lock_file, timeout_s=config.lock_timeout_seconds if wait else 0.0)
     await _acquire_off_loop(lock)
     try:
         if lock.took_over:
@@ -223,16 +270,15 @@ async def run_night(
         pending = read_state(_current_run_path(ws), versions=[CURRENT_RUN_VERSION], now=now)
         if pending.moved_aside:
             notes.append(f"unreadable current-run.json moved aside to {pending.moved_aside.name}")
-        _checkpoints_usable(ws, now, notes)
+        if checkpointer is None:
+            _checkpoints_usable(ws, now, notes)
         for path, moved, problem in set_aside_unreadable(
             [ws.state_dir / name for name in SET_ASIDE_WHEN_UNREADABLE], now
         ):
             record_event(ws.events, "state.moved_aside", now, file=path.name, moved_to=moved.name, problem=problem)
             notes.append(f"unreadable {path.name} moved aside to {moved.name} ({problem})")
         resumed: str | None = None
-        async with Checkpointer.from_conn_string(str(ws.checkpoints)) as saver:
-            assert isinstance(saver, Checkpointer)
-            saver.path = ws.checkpoints
+        async with (checkpointer or _sqlite_checkpointer(ws))() as saver:
             if pending.data is not None and {"run_id", "now"} <= pending.data.keys():
                 resumed = str(pending.data["run_id"])
                 then = datetime.fromisoformat(str(pending.data["now"]))
@@ -251,7 +297,7 @@ async def run_night(
                     return RunOutcome(
                         run_id=resumed, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes
                     )
-            run_id = f"{now.strftime('%Y%m%dT%H%M%SZ')}-{trigger}-{secrets.token_hex(3)}"
+            run_id = run_id or f"{now.strftime('%Y%m%dT%H%M%SZ')}-{trigger}-{secrets.token_hex(3)}"
             atomic_write_json(
                 _current_run_path(ws),
                 {"version": CURRENT_RUN_VERSION, "run_id": run_id, "now": now.isoformat(), "trigger": trigger},
@@ -263,6 +309,18 @@ async def run_night(
     finally:
         lock.release()
     return RunOutcome(run_id=run_id, state=state, resumed=resumed, took_over_lock=lock.took_over, notes=notes)
+
+
+def budget_exhausted_before_any_work(state: dict[str, Any]) -> bool:
+    """Return True when model work was wanted but the budget refused all of it (exit code 4).
+
+    The deterministic phases still ran and the diary entry is written; the code tells a scheduler that the LLM
+    part of the night could not happen.
+    """
+    budget = (state.get("summaries") or {}).get("budget") or {}
+    refused = any(h.get("reason") == "budget_exceeded" for h in state.get("halts") or [])
+    refused = refused or bool((budget.get("refusals") or {}).get("budget_exceeded"))
+    return bool(budget.get("available")) and refused and not budget.get("calls_made") and not budget.get("cache_hits")
 
 
 def utc_now() -> datetime:

@@ -1,5 +1,6 @@
 """What a command imports: ``--help``, ``--version``, ``status``, ``insights``, ``search`` and ``gap`` load no LangGraph,
-no LangChain, no model or web client, and neither the viewer's nor the MCP server's stack (issue 14, start-up).
+no LangChain, no model or web client, neither the viewer's nor the MCP server's stack (issue 14, start-up), and no
+Postgres driver or job queue (issue 15: only the distributed fleet's commands import them).
 
 Pinned by the modules loaded, not by a timing: what they cost is measured by ``python -m bench search``.
 """
@@ -27,12 +28,15 @@ HEAVY = (
     "langsmith",
     "mcp",
     "openai",
+    "procrastinate",
+    "psycopg",
+    "psycopg_pool",
     "starlette",
     "tavily",
     "tiktoken",
     "uvicorn",
 )
-"""Top-level packages that only a night, ``mcp``, ``view`` or a model call needs."""
+"""Top-level packages that only a night, ``mcp``, ``view``, a model call or the distributed fleet needs."""
 
 _RUN_COMMANDS = """
 import json, sys
@@ -79,6 +83,8 @@ def test_the_everyday_commands_load_no_langgraph_langchain_client_or_server(tmp_
         ["search", "kubernetes", *where],  # a miss: recorded as a knowledge gap
         ["gap", "list", *where],
         ["gap", "add", "who owns the cache", *where],
+        ["fleet", "--help"],
+        ["worker", "--help"],
     ]
     result = _run_in_one_process(commands, tmp_path / "result.json")
     assert result["codes"] == [0] * len(commands)

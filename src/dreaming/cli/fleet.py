@@ -1,6 +1,8 @@
-"""``dreaming fleet run`` (many workspaces, one budget), ``serve`` (the fleet on its crons) and ``schedule``.
+"""``dreaming fleet run``, ``serve``, ``schedule``; the distributed fleet's ``fleet init|enqueue|status``, ``worker``.
 
-Each command imports the fleet's machinery (processes, threads, the health server) when it runs.
+``fleet run``: many workspaces, one budget; ``serve``: the fleet on its crons; the distributed fleet runs on Postgres.
+Each command imports the fleet's machinery (processes, threads, the health server; psycopg and procrastinate for the
+distributed fleet) when it runs.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import signal
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -32,7 +34,8 @@ from dreaming.errors import ConfigError
 from dreaming.serve import DEFAULT_HEALTH_PORT
 
 if TYPE_CHECKING:
-    from dreaming.fleet import FleetBudget
+    from dreaming.fleet import FleetBudget, FleetConfig
+    from dreaming.fleet.postgres import EnqueueReport
 
 __all__ = ["register"]
 
@@ -75,14 +78,14 @@ def fleet_run(
             folders += [member.path for member in config.members]
             budget = config.budget
             jobs = jobs or config.concurrency
+            if budget is not None:
+                budget.ledger_file().parent.mkdir(parents=True, exist_ok=True)
         if workspaces:
             folders += expand_workspaces(workspaces, base=Path.cwd())
     except ConfigError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from exc
     folders = list(dict.fromkeys(folders))
-    if budget is not None:
-        budget.ledger.parent.mkdir(parents=True, exist_ok=True)
     results = run_fleet(folders, concurrency=jobs or 4, budget=budget, env=os.environ, now=now)
     code = fleet_exit_code(results)
     if json_out:
@@ -101,6 +104,204 @@ def fleet_run(
             typer.echo(f"global budget: ${spend:.4f} of ${budget.max_cost_usd:g} in the last "
                        f"{budget.window_minutes:g} min ({budget.ledger})")  # fmt: skip
     raise typer.Exit(code)
+
+
+FleetFileOption = Annotated[
+    Path | None,
+    typer.Option("--fleet", help="The fleet file (TOML): [fleet] database_url, [[workspaces]], [budget]."),
+]
+
+
+def _fleet_database(fleet: Path | None) -> tuple[str, FleetConfig | None]:
+    """Return the fleet's Postgres URL (``DREAMING_DATABASE_URL`` wins) and its fleet file, read; exit 2 if unusable."""
+    from dreaming.fleet import load_fleet
+    from dreaming.fleet.postgres import database_url
+
+    try:
+        config = load_fleet(fleet, distributed=True) if fleet is not None else None
+        return database_url(config, os.environ), config
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+
+
+def _database_failed(exc: Exception) -> typer.Exit:
+    """Say that the fleet's database failed (one line, no traceback) and return the exit to raise."""
+    err_console.print(f"[red]error:[/] the fleet database failed: {escape(str(exc).strip())}", highlight=False)
+    return typer.Exit(EXIT_FAILED)
+
+
+@fleet_app.command("init")
+def fleet_init(fleet: FleetFileOption = None, json_out: JsonOption = False) -> None:
+    """Set up the fleet's Postgres and register the fleet file's workspaces and [budget]; running it again is safe.
+
+    Applies the fleet's migrations, procrastinate's schema and LangGraph's checkpoint tables; registers each
+    workspace with its cron and timezone (a workspace removed from the file is unregistered); writes [budget] as the
+    fleet's global budget (without it, each workspace keeps its own ledger). Without --fleet, only the tables.
+    """
+    import psycopg
+
+    from dreaming.fleet.postgres import init_fleet
+
+    url, config = _fleet_database(fleet)
+    try:
+        result = init_fleet(url, config, now=parse_now(None))
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    except psycopg.Error as exc:
+        raise _database_failed(exc) from exc
+    if json_out:
+        print_json(result.to_json())
+        return
+    lines = [f"migrations applied: {', '.join(map(str, result.migrations)) or 'none (up to date)'}"]
+    lines.append("job queue schema: " + ("created" if result.queue_schema else "present"))
+    for label, paths in (("registered", result.registered), ("updated", result.updated),
+                         ("unregistered", result.unregistered)):  # fmt: skip
+        lines += [f"{label}: {path}" for path in paths]
+    lines.append(f"global budget: {result.budget}")
+    lines.append("changed" if result.changed else "nothing changed")
+    typer.echo("\n".join(lines))
+
+
+@fleet_app.command("enqueue")
+def fleet_enqueue(fleet: FleetFileOption = None, now: NowOption = None, json_out: JsonOption = False) -> None:
+    """Queue a night now for every registered workspace ("dream now" for a fleet); the workers run them.
+
+    A workspace whose night is already queued or running is skipped. The nights' 'now' is --now (to the minute).
+    """
+    import asyncio
+
+    import psycopg
+
+    from dreaming.fleet.postgres import enqueue_now, fleet_queue, require_schema
+
+    url, _ = _fleet_database(fleet)
+    at = parse_now(now)
+
+    async def enqueue() -> EnqueueReport:
+        queue = fleet_queue(url)
+        async with queue.app.open_async():
+            return await enqueue_now(queue, now=at)
+
+    try:
+        with psycopg.connect(url) as conn:
+            require_schema(conn)
+        report = asyncio.run(enqueue())
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    except psycopg.Error as exc:
+        raise _database_failed(exc) from exc
+    if json_out:
+        print_json(report.to_json())
+        return
+    lines = [f"queued: {path}" for path in report.enqueued] + [f"skipped (already queued or running): {path}"
+                                                                for path in report.skipped]  # fmt: skip
+    lines.append(f"{len(report.enqueued)} queued, {len(report.skipped)} skipped; slot {report.slot.isoformat()}")
+    typer.echo("\n".join(lines))
+
+
+@fleet_app.command("status")
+def fleet_status(fleet: FleetFileOption = None, json_out: JsonOption = False) -> None:
+    """Show each registered workspace's nights (queued, running, failed, done; the last one) and the global spend."""
+    import psycopg
+
+    from dreaming.fleet.postgres import fleet_status as read_status
+
+    url, _ = _fleet_database(fleet)
+    try:
+        status = read_status(url, now=parse_now(None))
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    except psycopg.Error as exc:
+        raise _database_failed(exc) from exc
+    if json_out:
+        print_json(status)
+        return
+    typer.echo(_render_status(status))
+
+
+def _render_status(status: dict[str, Any]) -> str:
+    head = ("workspace", "queued", "running", "failed", "done", "last night")
+    rows = []
+    for w in status["workspaces"]:
+        night = w["last_night"]
+        last = "-"
+        if night is not None:
+            code = "" if night["exit_code"] is None else f", exit {night['exit_code']}"
+            last = (
+                f"{night['slot']} {night['outcome']}{code} ({night['host']}:{night['pid']}, attempt {night['attempt']})"
+            )
+        rows.append((w["workspace"], str(w["queued"]), str(w["running"]), str(w["failed"]), str(w["done"]), last))
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(5)]
+    lines = ["  ".join([*(cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True)), row[5]]).rstrip()
+             for row in [head, *rows]]  # fmt: skip
+    budget = status["budget"]
+    if budget is None:
+        lines.append("global budget: none (each workspace keeps its own ledger)")
+    else:
+        spend, reserved = budget["window_spend_usd"], budget["reserved_usd"]
+        lines.append(f"global budget: ${spend:.4f} of ${budget['cap_usd']:g} in the last "
+                     f"{budget['window_minutes']:g} min (${reserved:.4f} of it held by calls in flight)")  # fmt: skip
+    return "\n".join(lines)
+
+
+def worker(
+    fleet: FleetFileOption = None,
+    heartbeat: Annotated[
+        float, typer.Option("--heartbeat", min=0.1, help="Seconds between this worker's heartbeats.")
+    ] = 10.0,
+    stalled_after: Annotated[
+        float,
+        typer.Option(
+            "--stalled-after", min=0.2, help="A worker silent this many seconds is dead: its night is retried."
+        ),
+    ] = 60.0,
+    tick_seconds: Annotated[
+        int, typer.Option("--tick-seconds", min=1, max=60, help="How often the tick runs (a divisor of 60).")
+    ] = 60,
+    once: Annotated[
+        bool, typer.Option("--once", help="Run the nights queued now, one at a time, then exit (no tick).")
+    ] = False,
+    max_nights: Annotated[
+        int | None,
+        typer.Option("--max-nights", min=1, help="Exit after this many night jobs (busy or failed attempts count)."),
+    ] = None,
+) -> None:
+    """Run the fleet's nights from the Postgres queue, one at a time, until SIGTERM (the running night finishes).
+
+    Each night runs under the workspace's Postgres advisory lock, with its checkpoints in Postgres; the worker also
+    runs the tick (queueing each workspace's nights on its cron, retrying the nights of dead workers). Start as many
+    workers as the machines allow; they need only the database URL (--fleet's [fleet] database_url or
+    DREAMING_DATABASE_URL) and the same workspace paths.
+    """
+    import asyncio
+
+    import psycopg
+
+    from dreaming.fleet.postgres import WorkerSettings, run_worker
+
+    url, _ = _fleet_database(fleet)
+    try:
+        settings = WorkerSettings(
+            heartbeat_seconds=heartbeat, stalled_after_seconds=stalled_after, tick_seconds=tick_seconds,
+            tick=not once, once=once, max_nights=max_nights,
+        )  # fmt: skip
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    for name in ("dreaming.fleet", "procrastinate"):
+        logging.getLogger(name).setLevel(logging.INFO)  # main() configured the root logger (WARNING)
+    try:
+        nights = asyncio.run(run_worker(url, settings=settings))
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    except psycopg.Error as exc:
+        raise _database_failed(exc) from exc
+    err_console.print(f"worker stopped after {nights} nights", highlight=False, markup=False)
 
 
 def serve(
@@ -122,11 +323,11 @@ def serve(
     try:
         config = load_fleet(fleet)
         entries = [scheduled_workspace(m.path, cron=m.cron, timezone=m.timezone) for m in config.members]
+        if config.budget is not None:
+            config.budget.ledger_file().parent.mkdir(parents=True, exist_ok=True)
     except ConfigError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from exc
-    if config.budget is not None:
-        config.budget.ledger.parent.mkdir(parents=True, exist_ok=True)
     budget, env = config.budget, dict(os.environ)
     logging.getLogger("dreaming.serve").setLevel(logging.INFO)  # main() configured the root logger (WARNING)
     scheduler = Scheduler(
@@ -162,6 +363,7 @@ def register(app: typer.Typer) -> None:
     """Add ``fleet`` (with ``fleet run``), ``serve`` and ``schedule`` to ``app``."""
     app.add_typer(fleet_app, name="fleet")
     app.command()(serve)
+    app.command()(worker)
 
     @app.command()
     def schedule(

@@ -35,7 +35,7 @@ from dreaming.memory import (
     init_workspace,
 )
 from dreaming.memory.insights import load_prior_insights
-from dreaming.night import NightReport, adream, workspace_status
+from dreaming.night import NightReport, adream, budget_exhausted_before_any_work, workspace_status
 
 __all__ = ["register"]
 
@@ -70,18 +70,6 @@ def _run(workspace: Any, now_text: str | None, as_json: bool, trigger: str) -> N
     _report(report, as_json)
     if budget_exhausted_before_any_work(report.state):
         raise typer.Exit(EXIT_BUDGET)
-
-
-def budget_exhausted_before_any_work(state: dict[str, Any]) -> bool:
-    """Return True when model work was wanted but the budget refused all of it (exit code 4).
-
-    The deterministic phases still ran and the diary entry is written; the code tells a scheduler that the LLM
-    part of the night could not happen.
-    """
-    budget = (state.get("summaries") or {}).get("budget") or {}
-    refused = any(h.get("reason") == "budget_exceeded" for h in state.get("halts") or [])
-    refused = refused or bool((budget.get("refusals") or {}).get("budget_exceeded"))
-    return bool(budget.get("available")) and refused and not budget.get("calls_made") and not budget.get("cache_hits")
 
 
 def _report(report: NightReport, as_json: bool) -> None:

@@ -8,8 +8,10 @@ in each child's environment; the ledger locks each read-modify-write, see ``llm/
 stays under one cap. The fleet config::
 
     concurrency = 4                        # optional; --concurrency wins
+    [fleet]                                # optional: the distributed fleet (``dreaming.fleet.postgres``)
+    database_url = "postgresql://fleet@db.internal/dreaming"   # DREAMING_DATABASE_URL wins
     [budget]                               # optional: without it each workspace keeps its own ledger and cap
-    ledger = "state/fleet-budget.json"     # relative to the fleet file's folder
+    ledger = "state/fleet-budget.json"     # relative to the fleet file's folder (not needed by a distributed fleet)
     max_cost_usd = 5.0
     window_minutes = 60
     [[workspaces]]
@@ -103,17 +105,32 @@ class FleetMember:
 class FleetBudget:
     """The fleet's global budget: one ledger shared by every night of the fleet, one cap."""
 
-    ledger: Path
-    """The shared ledger file (absolute); the fleet writes it and its ``.lock`` sidecar, nothing else outside."""
+    ledger: Path | None
+    """The shared ledger file (absolute); the fleet writes it and its ``.lock`` sidecar, nothing else outside.
+    None only in a distributed fleet's config (its ledger is in Postgres)."""
     max_cost_usd: float = _DEFAULT_BUDGET.max_cost_usd
     """The cap of the fleet's spend in the window."""
     window_minutes: float = 60.0
     """Length of the sliding window."""
 
+    def ledger_file(self) -> Path:
+        """Return :attr:`ledger`, the file a fleet run on one machine shares.
+
+        Raises:
+            ConfigError: the budget names no ledger file (a distributed fleet's config).
+        """
+        if self.ledger is None:
+            raise ConfigError('the fleet\'s [budget] needs ledger = "path/to/fleet-budget.json" to run on one machine')
+        return self.ledger
+
     def child_env(self) -> dict[str, str]:
-        """Return the environment variables that send a night's spend to this ledger, under this cap."""
+        """Return the environment variables that send a night's spend to this ledger, under this cap.
+
+        Raises:
+            ConfigError: the budget names no ledger file (a distributed fleet's).
+        """
         return {
-            SHARED_LEDGER_ENV: str(self.ledger),
+            SHARED_LEDGER_ENV: str(self.ledger_file()),
             SHARED_CAP_ENV: repr(self.max_cost_usd),
             SHARED_WINDOW_ENV: repr(self.window_minutes),
         }
@@ -129,6 +146,8 @@ class FleetConfig:
     """The global budget, or None: each workspace keeps its own ledger."""
     concurrency: int = DEFAULT_CONCURRENCY
     """How many nights run at once."""
+    database_url: str | None = None
+    """``[fleet] database_url``: the distributed fleet's Postgres (``DREAMING_DATABASE_URL`` wins), or None."""
 
 
 def _positive(table: Mapping[str, Any], key: str, default: float, where: str) -> float:
@@ -154,8 +173,11 @@ def expand_workspaces(patterns: Iterable[str], *, base: Path) -> list[Path]:
     return list(found)
 
 
-def load_fleet(path: Path) -> FleetConfig:
+def load_fleet(path: Path, *, distributed: bool = False) -> FleetConfig:
     """Read a fleet config (TOML, see the module docstring); relative paths are read from the file's folder.
+
+    ``[budget] ledger`` is required unless the fleet is distributed (``distributed``, or ``[fleet] database_url`` in
+    the file): a distributed fleet's ledger is in Postgres.
 
     Raises:
         ConfigError: the file is missing, not TOML, or holds an invalid value (named with its key).
@@ -165,9 +187,16 @@ def load_fleet(path: Path) -> FleetConfig:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"fleet config {path}: {exc}") from exc
     base = path.resolve().parent
-    unknown = set(data) - {"concurrency", "budget", "workspaces"}
+    unknown = set(data) - {"concurrency", "budget", "workspaces", "fleet"}
     if unknown:
         raise ConfigError(f"fleet config {path}: unknown keys {sorted(unknown)}")
+    fleet_table = data.get("fleet", {})
+    if not isinstance(fleet_table, dict) or set(fleet_table) - {"database_url"}:
+        raise ConfigError(f"fleet config {path}: [fleet] takes database_url only")
+    database_url = fleet_table.get("database_url")
+    if database_url is not None and (not isinstance(database_url, str) or not database_url.strip()):
+        raise ConfigError(f"fleet config {path}: [fleet] database_url = {database_url!r} is not a URL")
+    distributed = distributed or database_url is not None
     concurrency = data.get("concurrency", DEFAULT_CONCURRENCY)
     if type(concurrency) is not int or concurrency < 1:
         raise ConfigError(f"fleet config {path}: concurrency = {concurrency!r} is not a positive integer")
@@ -195,16 +224,21 @@ def load_fleet(path: Path) -> FleetConfig:
     if "budget" in data:
         table = data["budget"]
         where = f"fleet config {path}: [budget]"
-        if not isinstance(table, dict) or not isinstance(table.get("ledger"), str) or not table["ledger"].strip():
+        if not isinstance(table, dict):
+            raise ConfigError(f'{where} needs ledger = "path/to/fleet-budget.json"')
+        ledger = table.get("ledger")
+        if (ledger is not None or not distributed) and (not isinstance(ledger, str) or not ledger.strip()):
             raise ConfigError(f'{where} needs ledger = "path/to/fleet-budget.json"')
         if set(table) - {"ledger", "max_cost_usd", "window_minutes"}:
             raise ConfigError(f"{where} takes ledger, max_cost_usd and window_minutes; got {sorted(table)}")
         budget = FleetBudget(
-            ledger=(base / Path(table["ledger"]).expanduser()).absolute(),
+            ledger=(base / Path(ledger).expanduser()).absolute() if isinstance(ledger, str) else None,
             max_cost_usd=_positive(table, "max_cost_usd", _DEFAULT_BUDGET.max_cost_usd, where),
             window_minutes=_positive(table, "window_minutes", 60.0, where),
         )
-    return FleetConfig(members=tuple(members.values()), budget=budget, concurrency=concurrency)
+    return FleetConfig(
+        members=tuple(members.values()), budget=budget, concurrency=concurrency, database_url=database_url
+    )
 
 
 # The fleet run
@@ -322,7 +356,9 @@ def fleet_exit_code(results: Iterable[NightResult]) -> int:
 
 
 def ledger_spend(budget: FleetBudget, now: datetime) -> float:
-    """Return the spend in the shared ledger's window (read only; an unusable file reads as nothing)."""
+    """Return the spend in the shared ledger's window (read only; an unusable file, or none, reads as nothing)."""
+    if budget.ledger is None:
+        return 0.0
     config = BudgetConfig(max_cost_usd=budget.max_cost_usd, window_minutes=budget.window_minutes)
     return BudgetLedger.peek(budget.ledger, config, now=now).spend_in_window(now)
 

@@ -38,6 +38,45 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX dreaming_budget_entries_at ON dreaming_budget_entries (at) INCLUDE (cost_usd, reserved);
         """,
     ),
+    (
+        2,
+        "the workspace registry, the enqueued night slots and the night log",
+        """
+        CREATE TABLE dreaming_workspaces (
+            path text PRIMARY KEY,
+            cron text NOT NULL,
+            timezone text NOT NULL,
+            registered_at timestamptz NOT NULL,
+            updated_at timestamptz NOT NULL
+        );
+        CREATE TABLE dreaming_slots (
+            workspace text NOT NULL,
+            slot timestamptz NOT NULL,
+            job_id bigint,
+            enqueued_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (workspace, slot)
+        );
+        CREATE TABLE dreaming_night_log (
+            id bigserial PRIMARY KEY,
+            workspace text NOT NULL,
+            slot timestamptz NOT NULL,
+            run_id text NOT NULL,
+            job_id bigint,
+            worker_id bigint,
+            host text NOT NULL,
+            pid integer NOT NULL,
+            attempt integer NOT NULL,
+            started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+            finished_at timestamptz,
+            outcome text NOT NULL
+                CHECK (outcome IN ('running', 'done', 'failed', 'stalled', 'skipped')),
+            exit_code integer,
+            detail text NOT NULL DEFAULT ''
+        );
+        CREATE INDEX dreaming_night_log_workspace ON dreaming_night_log (workspace, slot);
+        CREATE INDEX dreaming_night_log_job ON dreaming_night_log (job_id) WHERE finished_at IS NULL;
+        """,
+    ),
 )
 """``(version, what it adds, SQL)``, in order. Never edit a released migration: add the next one.
 
