@@ -28,6 +28,7 @@ import psycopg
 
 from dreaming.config import load_config
 from dreaming.errors import LockBusyError
+from dreaming.llm.ledger import FLEET_DATABASE_ENV
 from dreaming.memory import Workspace
 from dreaming.night import (
     SaverFactory,
@@ -51,8 +52,9 @@ __all__ = [
     "slot_text",
 ]
 
-DATABASE_URL_ENV = "DREAMING_DATABASE_URL"
-"""The environment variable naming the fleet's Postgres (it wins over ``[fleet] database_url``)."""
+DATABASE_URL_ENV = FLEET_DATABASE_ENV
+"""The environment variable naming the fleet's Postgres (it wins over ``[fleet] database_url``); one name with the
+gateway's, which spends in the fleet's ledger when it is set."""
 
 Outcome = Literal["done", "failed", "skipped"]
 
