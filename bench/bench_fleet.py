@@ -2,7 +2,7 @@
 
 Needs the machine's Postgres (``DREAMING_BENCH_DATABASE_URL``, default ``postgresql://postgres@127.0.0.1:5432/test``;
 each run in a schema of its own, dropped after); without it the benchmark says so and skips. For each worker count:
-``40 * scale`` generated workspaces (one asset, 50 verdicts, deterministic nights, no model), ``fleet init``,
+``200 * scale`` generated workspaces (one asset, 50 verdicts, deterministic nights, no model), ``fleet init``,
 ``fleet enqueue``, then the workers started together with ``--once`` (each takes nights until the queue is empty,
 then exits). Nights per minute = nights done / the wall time from the workers' start to the last one's exit, so a
 worker's start-up (about two seconds of imports) counts. Wall time is the measure here, not CPU: throughput is what
@@ -101,7 +101,7 @@ def run(scale: float) -> None:
     except Exception as exc:  # any reason means: no fleet benchmark here
         print(f"  skipped: no Postgres at {SERVER_URL} ({exc})")
         return
-    n = max(8, int(40 * scale))
+    n = max(8, int(200 * scale))
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as name:
         tmp = Path(name)
         pristine = tmp / "pristine"
