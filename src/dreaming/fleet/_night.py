@@ -30,6 +30,7 @@ from dreaming.config import load_config
 from dreaming.errors import LockBusyError
 from dreaming.llm.ledger import FLEET_DATABASE_ENV
 from dreaming.memory import Workspace
+from dreaming.memory.research import redact_secrets
 from dreaming.night import (
     SaverFactory,
     budget_exhausted_before_any_work,
@@ -235,7 +236,8 @@ def run_fleet_night(
         try:
             done = _dream(url, workspace, slot, run_id, env)
         except BaseException as exc:
-            conn.execute(_FINISH, ("failed", 1, f"{type(exc).__name__}: {exc}"[:500], log_id))
+            detail = redact_secrets(f"{type(exc).__name__}: {exc}")[:500]  # a URL in an error may carry a password
+            conn.execute(_FINISH, ("failed", 1, detail, log_id))
             raise
         conn.execute(_FINISH, ("done", done.exit_code, "", log_id))
         return done
