@@ -1,8 +1,10 @@
 """Issue 15's acceptance, on the real Postgres with real worker processes: 60 workspaces, 3 workers, one global cap.
 
 A loopback model prices every verify call the same; the cap allows about half the fleet's model work. The answers
-are held at first, so every worker is mid-night with a call in flight; one worker is then killed with SIGKILL. The
-others take its night once its heartbeat is stale, and every night completes. Checked from the database: every
+are held at first, so every worker is mid-night with a call in flight; one worker is then killed with SIGKILL, and
+replaced (as a supervisor restarts a worker) once its heartbeat is stale: the fleet's first tick after that puts the
+killed night back in the queue, a worker takes it, and only then do the answers come, so that the retried night
+spends before the fleet reaches its cap, as the uninterrupted night it is compared with does. Every night completes. Checked from the database: every
 workspace's night is done; no two attempts on one workspace overlapped (the night log, with the kill's moment as the
 killed attempt's end); the recorded and the billed spend stay within the cap plus one call per worker; the killed
 night, finished by another worker, wrote the same files as an uninterrupted night of the same workspace.
@@ -40,6 +42,8 @@ PRICE_PER_MILLION = 1000.0
 """Output price of the loopback model; input is free, so a call's estimate is exactly what the server bills."""
 PER_RUN = ("memory/.dreams/verdict-tallies.json", "memory/.dreams/dreaming-budget.json")
 """Verdict tallies name inodes and mtimes; the reference night spends in its own ledger file, the fleet's in Postgres."""
+STALLED_AFTER_S = 3
+"""A worker silent this many seconds is dead (heartbeats every 0.5 s)."""
 DEADLINE_S = 900.0
 """How long the fleet may take before the test gives up (a bound on a hang, not a timed assertion)."""
 
@@ -73,6 +77,10 @@ def _dreaming(args: list[str], env: dict[str, str], cwd: Path) -> str:
                           text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def _start_worker(command: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
 
 def _stable(files: dict[str, bytes]) -> dict[str, object]:
@@ -126,25 +134,31 @@ def test_three_workers_dream_sixty_workspaces_under_one_cap_and_survive_a_sigkil
         assert f"{FLEET_SIZE} queued" in _dreaming(["fleet", "enqueue", "--fleet", str(fleet), "--now", NIGHT],
                                                    env, fleet_dir)  # fmt: skip
         worker = [sys.executable, "-m", "dreaming", "worker", "--fleet", str(fleet), "--heartbeat", "0.5",
-                  "--stalled-after", "3", "--tick-seconds", "1"]  # fmt: skip
-        workers = {
-            p.pid: p
-            for p in (
-                subprocess.Popen(
-                    worker, env=env, cwd=fleet_dir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-                )
-                for _ in range(WORKERS)
-            )
-        }
+                  "--stalled-after", str(STALLED_AFTER_S), "--tick-seconds", "1"]  # fmt: skip
+        workers = {p.pid: p for p in (_start_worker(worker, env, fleet_dir) for _ in range(WORKERS))}
         try:
             # Every answer is held: each worker ends up mid-night with a verify call in flight.
             _wait("a call in flight from every worker", lambda: len(server.requests) >= WORKERS, deadline)
-            running = rows(pg_url, "SELECT workspace, pid FROM dreaming_night_log WHERE outcome = 'running'")
-            assert len(running) == WORKERS and {pid for _, pid in running} == set(workers)
-            victim_ws, victim_pid = sorted(running)[0]
+            running = rows(pg_url, "SELECT workspace, pid, worker_id FROM dreaming_night_log WHERE outcome = 'running'")
+            assert len(running) == WORKERS and {pid for _, pid, _ in running} == set(workers)
+            victim_ws, victim_pid, victim_worker = sorted(running)[0]
             workers[victim_pid].send_signal(signal.SIGKILL)
             workers.pop(victim_pid).communicate(timeout=60)
             ((killed_at,),) = rows(pg_url, "SELECT clock_timestamp()")
+            # As a supervisor (systemd's Restart=always) would, a new worker replaces the dead one, once the dead
+            # one's heartbeat is stale: the two others are still waiting on their answers, so the replacement's
+            # first tick finds the dead worker, puts its night back in the queue and takes it.
+            _wait("the killed worker's heartbeat to go stale", lambda: not rows(
+                pg_url, "SELECT 1 FROM procrastinate_workers WHERE id = %s"
+                " AND last_heartbeat > now() - make_interval(secs => %s)", victim_worker, STALLED_AFTER_S,
+            ), deadline)  # fmt: skip
+            replacement = _start_worker(worker, env, fleet_dir)
+            workers[replacement.pid] = replacement
+            _wait("the killed night to be taken again", lambda: rows(
+                pg_url, "SELECT 1 FROM dreaming_night_log WHERE workspace = %s AND attempt > 1", victim_ws
+            ), deadline)  # fmt: skip
+            # Only now the answers come: the retried night spends before the fleet's cap is reached, as the
+            # uninterrupted night it is compared with does.
             server.answer_now()
             server.release()
             _wait("every night done", lambda: rows(
