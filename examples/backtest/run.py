@@ -87,7 +87,10 @@ def _overall(rows: object, **match: str) -> dict[str, Any]:
 
 
 def table_rows(label: str, report: Mapping[str, Any]) -> list[list[str]]:
-    """Return the table's rows for one dataset's report: one per scoring window, over every asset and regime."""
+    """Return the table's rows for one dataset's report: one per scoring window, over every asset and regime.
+
+    ``changed`` is the number of the window's scored decisions an insight changed (the report's total without it).
+    """
     out = []
     for window in WINDOWS:
         base = _overall(report.get("metrics"), policy="baseline", window=window)
@@ -105,7 +108,7 @@ def table_rows(label: str, report: Mapping[str, Any]) -> list[list[str]]:
                 _rate(base.get("hit_rate")), _rate(dream.get("hit_rate")),
                 _rate(base.get("missed_rally_rate")), _rate(dream.get("missed_rally_rate")),
                 _pct(base.get("opportunity_cost_pct")), _pct(dream.get("opportunity_cost_pct")),
-                difference if diff else "-", str(report.get("changed", "-")),
+                difference if diff else "-", str(dream.get("changed", report.get("changed", "-"))),
             ]
         )  # fmt: skip
     return out
@@ -167,8 +170,9 @@ def main(argv: list[str]) -> int:
         rows += table_rows(dataset.label, report)
         notes.append(
             f"- {dataset.label}: {report.get('from')} to {report.get('to')} every {report.get('step_days')} days,"
-            f" {report.get('nights')} nights, {report.get('decisions')} decisions ({dataset.committee} committee),"
-            f" {report.get('changed')} changed by an insight; {seconds:.0f} s;"
+            f" {report.get('nights')} nights, {report.get('decisions')} decisions"
+            f" ({report.get('committee') or dataset.committee} committee), {report.get('changed')} changed by an insight,"
+            f" {report.get('bad_input_count', 0)} input lines skipped; {seconds:.0f} s;"
             f" report and plot in {(SCRATCH / dataset.name / 'memory' / '.dreams').relative_to(ROOT)}/"
         )
     print(

@@ -18,7 +18,7 @@ def _run_script() -> ModuleType:
     return module
 
 
-def _metric(policy: str, window: str, n: int, hit: float, missed: float, cost: float, **where: str) -> dict[str, Any]:
+def _metric(policy: str, window: str, n: int, hit: float, missed: float, cost: float, **where: Any) -> dict[str, Any]:
     return {
         "policy": policy, "asset": "*", "regime": "*", "window": window, "n": n, "hit_rate": hit,
         "missed_rally_rate": missed, "avoided_drawdown_rate": 0.1, "opportunity_cost_pct": cost, **where,
@@ -31,7 +31,7 @@ REPORT: dict[str, Any] = {
     "metrics": [
         _metric("baseline", "7d", 4400, 0.52, 0.31, 1.234, asset="NASDAQ"),  # not the overall row: ignored
         _metric("baseline", "7d", 4400, 0.5, 0.3, 1.2),
-        _metric("dreaming", "7d", 4400, 0.55, 0.2, 0.95),
+        _metric("dreaming", "7d", 4400, 0.55, 0.2, 0.95, changed=300),
         _metric("baseline", "30d", 4300, 0.6, 0.4, 2.5),
         _metric("dreaming", "30d", 4300, 0.58, 0.35, 2.55),
     ],
@@ -50,7 +50,7 @@ def test_the_table_quotes_each_window_of_the_report() -> None:
     run = _run_script()
     rows = run.table_rows("NASDAQ", REPORT)
     assert rows == [
-        ["NASDAQ", "7d", "4400", "50.0%", "55.0%", "30.0%", "20.0%", "1.20%", "0.95%", "-0.25 [-0.40, -0.10] *", "311"],
+        ["NASDAQ", "7d", "4400", "50.0%", "55.0%", "30.0%", "20.0%", "1.20%", "0.95%", "-0.25 [-0.40, -0.10] *", "300"],
         ["NASDAQ", "30d", "4300", "60.0%", "58.0%", "40.0%", "35.0%", "2.50%", "2.55%", "+0.05 [-0.20, +0.30]", "311"],
     ]
     table = run.render_table(rows + run.table_rows("WTI crude", {"version": 1}))

@@ -21,7 +21,7 @@ def _metrics(policy: str, asset: str, regime: str, window: str, n: int, hit: flo
 
 def _report(asset: str = "NASDAQ") -> dict[str, Any]:
     metrics = []
-    for a, r in (("*", "*"), (asset, "*"), (asset, "uptrend")):
+    for a, r in (("*", "*"), (asset, "range_bound"), (asset, "*"), (asset, "uptrend")):
         for window in ("30d", "7d"):
             metrics += [
                 _metrics("baseline", a, r, window, 120, 0.5, 1.5),
@@ -29,7 +29,7 @@ def _report(asset: str = "NASDAQ") -> dict[str, Any]:
             ]
     return {
         "version": 1, "from": "2005-01-07", "to": "2006-12-29", "step_days": 7, "policy": "offline", "nights": 104,
-        "decisions": 480, "changed": 37, "metrics": metrics,
+        "decisions": 480, "changed": 37, "committee": "recorded", "bad_input_count": 3, "metrics": metrics,
         "differences": [
             {"asset": "*", "regime": "*", "window": "30d", "metric": "opportunity_cost_pct", "baseline": 1.5,
              "dreaming": 1.0, "difference": -0.5, "ci95": [-0.75, -0.25], "significant": True},
@@ -75,12 +75,15 @@ def test_the_page_shows_the_reports_table_and_plot(workspace: Workspace) -> None
         seven["metrics"]["hit_rate"]["difference"] == "+10.0 pp" and seven["metrics"]["hit_rate"]["dreaming"] == "60.0%"
     )
     assert seven["metrics"]["hit_rate"]["ci95"] == "[-2.0 pp, +21.0 pp]"
+    # "*" first, then regimes in the order of REGIMES (not by name), 7d before 30d
     assert [(r["asset"], r["regime"], r["window"]) for r in page["buckets"]] == [
         ("NASDAQ", "*", "7d"), ("NASDAQ", "*", "30d"), ("NASDAQ", "uptrend", "7d"), ("NASDAQ", "uptrend", "30d"),
+        ("NASDAQ", "range_bound", "7d"), ("NASDAQ", "range_bound", "30d"),
     ]  # fmt: skip
     html = _render(workspace)
     assert "No backtest yet" not in html
     assert "2005-01-07 to 2006-12-29, every 7 days" in html and "37 changed by an insight" in html
+    assert "480 decisions (recorded committee)" in html and "3 input lines skipped" in html
     assert "[-0.75 pp, -0.25 pp]" in html and "<strong>yes</strong>" in html
     assert "1.50% → 1.00%" in html and "-0.50 pp [-0.90 pp, -0.10 pp] <strong>significant</strong>" in html
     assert html.count("<svg") == 1 and 'class="baseline"' in html and 'class="dreaming"' in html

@@ -25,6 +25,7 @@ from dreaming.config import DreamingConfig
 from dreaming.memory import InputReport, InsightFile, Workspace, active_insights, iter_jsonl, read_insight
 from dreaming.memory.gaps import list_gaps
 from dreaming.memory.recall import gate_reason, rank_short_term_candidates
+from dreaming.memory.verdicts import REGIMES
 from dreaming.view._charts import Bar, SpendPoint, hit_rate_chart, spend_chart
 
 __all__ = [
@@ -433,10 +434,11 @@ def _backtest_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
     return str(row.get("asset", "?")), str(row.get("regime", "?")), str(row.get("window", "?"))
 
 
-def _backtest_order(key: tuple[str, str, str]) -> tuple[bool, str, bool, str, int, str]:
-    asset, regime, window = key  # "*" (everything) first, then by name; 7d before 30d
+def _backtest_order(key: tuple[str, str, str]) -> tuple[bool, str, int, str, int, str]:
+    asset, regime, window = key  # "*" (everything) first, then assets by name, regimes as REGIMES lists them
+    rank = -1 if regime == "*" else REGIMES.index(regime) if regime in REGIMES else len(REGIMES)
     days = int(window[:-1]) if window.endswith("d") and window[:-1].isdigit() else 1 << 30
-    return asset != "*", asset, regime != "*", regime, days, window
+    return asset != "*", asset, rank, regime, days, window
 
 
 def backtest_page(ws: Workspace) -> dict[str, Any]:
@@ -483,7 +485,8 @@ def backtest_page(ws: Workspace) -> dict[str, Any]:
     ordered = [buckets[key] for key in sorted(buckets, key=_backtest_order)]
     overall = [row for row in ordered if row["asset"] == "*" and row["regime"] == "*"]
     others = [row for row in ordered if not (row["asset"] == "*" and row["regime"] == "*")]
-    summary = {key: report.get(key) for key in ("from", "to", "step_days", "policy", "nights", "decisions", "changed")}
+    keys = ("from", "to", "step_days", "policy", "committee", "nights", "decisions", "changed", "bad_input_count")
+    summary = {key: report.get(key) for key in keys}
     return {
         "report": summary,
         "chart": plot_svg(report),
