@@ -44,6 +44,9 @@ def test_both_lines_follow_their_numbers() -> None:
     assert base[2][1] < dream[2][1]  # the baseline's larger cost is drawn higher
     assert base[0][1] > base[1][1] > base[2][1]  # a growing cost climbs
     assert "baseline committee: 12.00%" in svg and "dreaming committee: 7.25%" in svg
+    # equal lines both show: the baseline is dashed and drawn over the dreaming line
+    paths = ET.fromstring(svg).findall("svg:path", NS)
+    assert [p.attrib["class"] for p in paths] == ["dreaming", "baseline"] and "stroke-dasharray" in paths[1].attrib
     assert ">2011<" in svg and ">2012<" in svg  # the years along the x axis
     assert "2010-01-01 to 2012-12-31" in ET.fromstring(svg).findtext("svg:title", namespaces=NS, default="")
 

@@ -20,10 +20,11 @@ _WIDTH = 640
 _HEIGHT = 240
 _LEFT, _RIGHT, _TOP, _BOTTOM = 56, 12, 14, 50
 _LINES = (
-    ("baseline", "baseline_cum_opportunity_cost_pct", "#4c78a8", "baseline committee"),
-    ("dreaming", "dreaming_cum_opportunity_cost_pct", "#f58518", "dreaming committee"),
+    ("baseline", "baseline_cum_opportunity_cost_pct", "#4c78a8", "baseline committee", "5 3"),
+    ("dreaming", "dreaming_cum_opportunity_cost_pct", "#f58518", "dreaming committee", ""),
 )
-"""(class, series key, colour, legend) of each line."""
+"""(class, series key, colour, legend, dashes) of each line; the dreaming line is drawn first, the baseline dashed over
+it, so that where no insight changed anything (the two lines the same) both still show."""
 
 
 def _svg(title: str, body: list[str]) -> str:
@@ -60,7 +61,7 @@ def _points(report: Mapping[str, Any]) -> list[tuple[date, float, float]]:
         if not isinstance(row, Mapping):
             continue
         day = _day(row.get("date"))
-        base, dream = _number(row.get(_LINES[0][1])), _number(row.get(_LINES[1][1]))
+        base, dream = (_number(row.get(line[1])) for line in _LINES)
         if day is not None and base is not None and dream is not None:
             out.append((day, base, dream))
     return sorted(out)
@@ -124,17 +125,20 @@ def plot_svg(report: Mapping[str, Any]) -> str:
     xs = [x_of(day) for day, _, _ in points]
     lines = [[base for _, base, _ in points], [dream for _, _, dream in points]]
     legend_x = float(_LEFT)
-    for (cls, _, colour, legend), values_of_line in zip(_LINES, lines, strict=True):
+    paths = []
+    for (cls, _, colour, legend, dashes), values_of_line in zip(_LINES, lines, strict=True):
         last = values_of_line[-1]
         tip = f"{legend}: {last:.2f}% cumulative opportunity cost by {end.isoformat()} ({len(points)} dates)"
-        body.append(
+        dash = f' stroke-dasharray="{dashes}"' if dashes else ""
+        paths.append(
             f'<path class="{cls}" d="{_path(xs, [y_of(v) for v in values_of_line])}" fill="none" stroke="{colour}"'
-            f' stroke-width="1.8"><title>{escape(tip)}</title></path>'
+            f' stroke-width="1.8"{dash}><title>{escape(tip)}</title></path>'
         )
         label = f"{legend}: {last:.2f}%"
         body.append(f'<rect x="{legend_x:.1f}" y="{_HEIGHT - 18}" width="10" height="10" fill="{colour}"/>')
         body.append(_text(legend_x + 14, _HEIGHT - 9, label, anchor="start", size=10))
         legend_x += 30 + 6 * len(label)
+    body += reversed(paths)
     body.append(_text(_LEFT, _HEIGHT - 24, start.isoformat(), anchor="start", size=10))
     body.append(_text(_LEFT + plot_w, _HEIGHT - 24, end.isoformat(), anchor="end", size=10))
     body.append(_text(_WIDTH - _RIGHT, _HEIGHT - 9, "lower is better", anchor="end", size=10))
