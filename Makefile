@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test eval bench lint typecheck clean compat-openclaw
+.PHONY: demo test eval bench backtest lint typecheck clean compat-openclaw
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,11 @@ eval: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+# Does dreaming improve decisions? A weekly walk-forward backtest of each shipped dataset (NASDAQ, S&P 500, WTI crude),
+# on scratch copies under .backtest/, and one table of the baseline and dreaming committees (examples/backtest/).
+backtest: $(STAMP)
+	$(BIN)/python examples/backtest/run.py
 
 # Ground truth from the real OpenClaw 2026.9.6 (Node 24 and openclaw under .cache/openclaw/, not needed by `make test`):
 # regenerate tests/memory/recall/golden/openclaw-2026.9.6/ and check that Python and OpenClaw share one state DB.

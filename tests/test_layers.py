@@ -2,8 +2,8 @@
 imports and ``TYPE_CHECKING`` imports included: a circle hidden inside a function is still a circle).
 
 Floors, lowest first (``docs/architecture.md``): the base (``config``, ``errors``, ``prompts``), ``memory``, then
-``llm`` and ``tools`` side by side (neither imports the other), ``graph``, ``night``, then ``chat`` and ``evals`` side
-by side, ``cli``, and the package's face (``dreaming/__init__.py``, ``__main__.py``).
+``llm``, ``tools`` and ``backtest`` side by side (none imports another), ``graph``, ``night``, then ``chat`` and
+``evals`` side by side, ``cli``, and the package's face (``dreaming/__init__.py``, ``__main__.py``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "memory": (1, "memory"),
     "llm": (2, "llm"),
     "tools": (2, "tools"),
+    "backtest": (2, "backtest"),  # the walk-forward replay: memory and config only
     "graph": (3, "graph"),
     "night": (4, "night"),
     "chat": (5, "chat"),

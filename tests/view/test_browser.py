@@ -145,3 +145,26 @@ def test_the_static_export_opens_from_disk(browser: Any, demo_workspace: Workspa
     assert page.evaluate("window.__pwned") is None and seen["dialogs"] == []
     page.screenshot(path=str(tmp_path / "export-patterns.png"), full_page=True)
     page.close()
+
+
+def test_the_backtest_page_draws_its_plot_and_runs_no_planted_script(browser: Any, tmp_path: Path) -> None:
+    import json
+
+    from tests.view.conftest import IMG, SCRIPT
+    from tests.view.test_backtest_page import _report
+
+    ws = Workspace.at(tmp_path / "ws")
+    ws.state_dir.mkdir(parents=True)
+    (ws.state_dir / "backtest.json").write_text(json.dumps({**_report(asset=SCRIPT + IMG), "policy": SCRIPT}))
+    folder = tmp_path / "site"
+    export_site(Site(workspace=ws, config=load_config(ws.config_file)), folder)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    seen = _watch(page)
+    page.goto((folder / "backtest.html").as_uri())
+    chart = page.locator("figure.backtest-chart svg")
+    assert chart.is_visible() and chart.bounding_box()["width"] > 300
+    assert chart.locator("path.baseline").count() == 1 and chart.locator("path.dreaming").count() == 1
+    assert "<script>window.__pwned" in page.locator("table.buckets").inner_text()  # shown, as text
+    assert page.evaluate("window.__pwned") is None and seen["dialogs"] == []
+    page.screenshot(path=str(tmp_path / "backtest.png"), full_page=True)
+    page.close()

@@ -40,7 +40,7 @@ def _definition_of(line: str) -> str:
 
 
 def test_each_page_shows_what_the_night_did(pages: dict[str, str]) -> None:
-    dreams, patterns, memory, research, budget = (pages[n] for n, _ in PAGES)
+    dreams, patterns, memory, research, budget, backtest = (pages[n] for n, _ in PAGES)
     assert "reviewed 4,512" in dreams and "scored 18 buckets, 5 pass" in dreams
     assert "researched 5 gaps" in dreams
     assert "Reliable: HOLD on NASDAQ in a downtrend (7d) is usually right" in patterns
@@ -50,6 +50,7 @@ def test_each_page_shows_what_the_night_did(pages: dict[str, str]) -> None:
     assert "K_FLAT = 1.0" in research and _definition_of("K_FLAT = 1.0") in research
     assert 'class="hit"' in research  # the evidence line itself is shown
     assert 'class="cap"' in budget and "not used: no OPENAI_API_KEY in the environment" in budget
+    assert "No backtest yet" in backtest  # a night writes no backtest report
 
 
 def test_untrusted_text_is_escaped_everywhere(pages: dict[str, str]) -> None:

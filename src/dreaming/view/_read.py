@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator, Mapping
@@ -19,13 +20,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from dreaming.backtest._plot import plot_svg
 from dreaming.config import DreamingConfig
 from dreaming.memory import InputReport, InsightFile, Workspace, active_insights, iter_jsonl, read_insight
 from dreaming.memory.gaps import list_gaps
 from dreaming.memory.recall import gate_reason, rank_short_term_candidates
+from dreaming.memory.verdicts import REGIMES
 from dreaming.view._charts import Bar, SpendPoint, hit_rate_chart, spend_chart
 
 __all__ = [
+    "backtest_page",
     "budget_page",
     "dreams_page",
     "insight_anchor",
@@ -381,4 +385,114 @@ def budget_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[st
             for n in reversed(history)
         ],
         "problems": [problem] if problem else [],
+    }
+
+
+_BACKTEST_METRICS = (
+    ("hit_rate", "Hit rate", "rate"),
+    ("missed_rally_rate", "Missed rally", "rate"),
+    ("avoided_drawdown_rate", "Avoided drawdown", "rate"),
+    ("opportunity_cost_pct", "Opportunity cost", "pct"),
+)
+"""The report's metrics in the order shown: key, label, unit (a rate in [0, 1], or a number already in percent)."""
+_MAX_BACKTEST_ROWS = 300
+"""The Backtest page lists at most this many (asset, regime, window) rows."""
+
+
+def _read_backtest(ws: Workspace) -> tuple[dict[str, Any] | None, str | None]:
+    name = "memory/.dreams/backtest.json"
+    try:
+        data = json.loads((ws.state_dir / "backtest.json").read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, None
+    except (OSError, ValueError) as exc:
+        return None, f"{name} is unreadable ({type(exc).__name__})"
+    if not isinstance(data, dict):
+        return None, f"{name} holds no report"
+    if data.get("version") != 1:
+        return None, f"{name} is of version {str(data.get('version'))[:20]!r}; this viewer reads version 1"
+    return data, None
+
+
+def _metric_text(value: object, unit: str, *, signed: bool = False) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return "-"
+    number = float(value)
+    if unit == "rate":
+        return f"{number * 100:+.1f} pp" if signed else f"{number:.1%}"
+    return f"{number:+.2f} pp" if signed else f"{number:.2f}%"
+
+
+def _interval_text(value: object, unit: str) -> str:
+    if not isinstance(value, list) or len(value) != 2:
+        return "-"
+    low, high = (_metric_text(v, unit, signed=True) for v in value)
+    return "-" if "-" in (low, high) else f"[{low}, {high}]"
+
+
+def _backtest_key(row: Mapping[str, Any]) -> tuple[str, str, str]:
+    return str(row.get("asset", "?")), str(row.get("regime", "?")), str(row.get("window", "?"))
+
+
+def _backtest_order(key: tuple[str, str, str]) -> tuple[bool, str, int, str, int, str]:
+    asset, regime, window = key  # "*" (everything) first, then assets by name, regimes as REGIMES lists them
+    rank = -1 if regime == "*" else REGIMES.index(regime) if regime in REGIMES else len(REGIMES)
+    days = int(window[:-1]) if window.endswith("d") and window[:-1].isdigit() else 1 << 30
+    return asset != "*", asset, rank, regime, days, window
+
+
+def backtest_page(ws: Workspace) -> dict[str, Any]:
+    """Return the Backtest page: the last report of ``dreaming backtest`` as tables, and its plot; None without one.
+
+    Rows are (asset, regime, window), "*" standing for all; each metric shows the baseline committee's value and the
+    dreaming committee's, with the difference and its paired bootstrap 95% interval where the report has them.
+    """
+    report, problem = _read_backtest(ws)
+    if report is None:
+        return {"report": None, "problems": [problem] if problem else []}
+    units = {key: unit for key, _, unit in _BACKTEST_METRICS}
+    buckets: dict[tuple[str, str, str], dict[str, Any]] = {}
+
+    def bucket(key: tuple[str, str, str]) -> dict[str, Any]:
+        return buckets.setdefault(
+            key, {"asset": key[0], "regime": key[1], "window": key[2], "n": None, "changed": None, "metrics": {}}
+        )
+
+    metrics, differences = report.get("metrics"), report.get("differences")
+    for row in metrics if isinstance(metrics, list) else []:
+        if not isinstance(row, dict) or row.get("policy") not in ("baseline", "dreaming"):
+            continue
+        entry = bucket(_backtest_key(row))
+        if row.get("policy") == "baseline" and isinstance(row.get("n"), int):
+            entry["n"] = row["n"]
+        if row.get("policy") == "dreaming" and isinstance(row.get("changed"), int):
+            entry["changed"] = row["changed"]
+        for key, unit in units.items():
+            entry["metrics"].setdefault(key, {})[row["policy"]] = _metric_text(row.get(key), unit)
+    for row in differences if isinstance(differences, list) else []:
+        if not isinstance(row, dict) or row.get("metric") not in units:
+            continue
+        unit = units[row["metric"]]
+        cell = bucket(_backtest_key(row))["metrics"].setdefault(row["metric"], {})
+        cell.setdefault("baseline", _metric_text(row.get("baseline"), unit))
+        cell.setdefault("dreaming", _metric_text(row.get("dreaming"), unit))
+        significant = row.get("significant")
+        cell.update(
+            difference=_metric_text(row.get("difference"), unit, signed=True),
+            ci95=_interval_text(row.get("ci95"), unit),
+            significant=significant if isinstance(significant, bool) else None,
+        )
+    ordered = [buckets[key] for key in sorted(buckets, key=_backtest_order)]
+    overall = [row for row in ordered if row["asset"] == "*" and row["regime"] == "*"]
+    others = [row for row in ordered if not (row["asset"] == "*" and row["regime"] == "*")]
+    keys = ("from", "to", "step_days", "policy", "committee", "nights", "decisions", "changed", "bad_input_count")
+    summary = {key: report.get(key) for key in keys}
+    return {
+        "report": summary,
+        "chart": plot_svg(report),
+        "metric_names": [(key, label) for key, label, _ in _BACKTEST_METRICS],
+        "overall": overall,
+        "buckets": others[:_MAX_BACKTEST_ROWS],
+        "more_buckets": max(0, len(others) - _MAX_BACKTEST_ROWS),
+        "problems": [],
     }

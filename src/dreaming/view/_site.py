@@ -33,6 +33,7 @@ PAGES: tuple[tuple[str, str], ...] = (
     ("memory.html", "Memory"),
     ("research.html", "Research"),
     ("budget.html", "Budget"),
+    ("backtest.html", "Backtest"),
 )
 """Every page: its file name (its URL path) and its title, in navigation order."""
 
@@ -140,6 +141,8 @@ class Site:
             data = _read.memory_page(ws, config, now)
         elif name == "research.html":
             data = _read.research_page(ws, config, self.read_line)
+        elif name == "backtest.html":
+            data = _read.backtest_page(ws)
         else:
             data = _read.budget_page(ws, config, now)
         template = self._environment().get_template(name)
