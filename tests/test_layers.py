@@ -33,6 +33,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "fleet": (5, "fleet"),
     "serve": (5, "serve"),
     "view": (5, "view"),
+    "backtest": (5, "backtest"),
     "cli": (6, "cli"),
     "__main__": (7, "face"),
     "": (7, "face"),
