@@ -23,8 +23,13 @@ regime (``*`` for all) and window: ``n``; the hit rate (:func:`~dreaming.memory.
 rate (HOLD, TRIM or SELL before a rise of at least the flat band) and the avoided-drawdown rate (the same before a fall
 of at least the flat band), both over all ``n`` decisions; the opportunity cost in percent, ``max(change, 0) -
 exposure * change`` averaged, with the exposures of :data:`EXPOSURE`; and the decisions changed by an insight. Each
-difference dreaming - baseline comes with a paired bootstrap 95% interval (2000 resamples of the decision pairs, with
-replacement, from a fixed seed), ``significant`` when the interval excludes zero (``_score``).
+difference dreaming - baseline comes with a paired bootstrap 95% interval: 2000 resamples of the decision pairs, with
+replacement, from a fixed seed, drawn in blocks of :data:`BLOCK_DAYS` (30) days because neighbouring decisions are
+scored over overlapping windows (:func:`blocks_of`); ``significant`` when the interval excludes zero (``_score``).
+The hit rate and the missed-rally and avoided-drawdown rates describe; they also move when a decision merely changes
+kind (in a market with no pattern a HOLD stays in its flat band about two times in three, while a BUY rises one time
+in two). The opportunity cost is the measure of value: with no pattern its expected difference is zero whatever the
+committees decide.
 
 **Report.** ``memory/.dreams/backtest.json``, written atomically (:func:`write_report`), the only file the backtest
 writes to the workspace (with the plot of the series next to it)::
@@ -58,17 +63,20 @@ from dreaming.backtest._run import (
     write_report,
 )
 from dreaming.backtest._score import (
+    BLOCK_DAYS,
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
     EXPOSURE,
     METRICS,
     Scored,
+    blocks_of,
     paired_bootstrap,
     score_decisions,
 )
 from dreaming.backtest._table import render_table
 
 __all__ = [
+    "BLOCK_DAYS",
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "DEFAULT_STEP_DAYS",
@@ -85,6 +93,7 @@ __all__ = [
     "Night",
     "Scored",
     "VerdictRecord",
+    "blocks_of",
     "decide",
     "load_history",
     "night_dates",

@@ -13,6 +13,7 @@ import zlib
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
 from dreaming.backtest._history import History
@@ -20,11 +21,14 @@ from dreaming.backtest._policy import Decision
 from dreaming.memory.verdicts import REGIMES, WINDOWS, classify, flat_threshold
 
 __all__ = [
+    "BLOCK_DAYS",
     "BOOTSTRAP_RESAMPLES",
     "BOOTSTRAP_SEED",
     "EXPOSURE",
     "METRICS",
+    "Block",
     "Scored",
+    "blocks_of",
     "differences",
     "metrics",
     "paired_bootstrap",
@@ -38,6 +42,8 @@ METRICS = ("hit_rate", "missed_rally_rate", "avoided_drawdown_rate", "opportunit
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_SEED = 20260516
 """Each group's resamples are drawn from this seed and the group's name: the same inputs give the same interval."""
+BLOCK_DAYS = max(WINDOWS)
+"""The bootstrap resamples the decision pairs in blocks of this many days (:func:`blocks_of`)."""
 _STAY_OUT = frozenset({"HOLD", "TRIM", "SELL"})
 
 
@@ -137,13 +143,13 @@ def metrics(scored: Sequence[Scored]) -> list[dict[str, Any]]:
 
 
 def differences(scored: Sequence[Scored], *, resamples: int = BOOTSTRAP_RESAMPLES) -> list[dict[str, Any]]:
-    """Return, per group and metric, dreaming - baseline with its paired bootstrap 95% interval."""
+    """Return, per group and metric, dreaming - baseline with its paired bootstrap 95% interval (:func:`blocks_of`)."""
     rows = []
+    first = min((s.decision.day for s in scored), default=date.min)
     for (asset, regime, window), group in _groups(scored):
         n = len(group)
-        pairs = [tuple(b - a for a, b in zip(s.baseline, s.dreaming, strict=True)) for s in group if s.decision.changed]
         seed = BOOTSTRAP_SEED ^ zlib.crc32(f"{asset}\0{regime}\0{window}".encode())
-        intervals = paired_bootstrap(pairs, n, seed=seed, resamples=resamples)
+        intervals = paired_bootstrap(blocks_of(group, first), seed=seed, resamples=resamples)
         for i, name in enumerate(METRICS):
             base = _mean((s.baseline[i] for s in group), n)
             dream = _mean((s.dreaming[i] for s in group), n)
@@ -156,7 +162,7 @@ def differences(scored: Sequence[Scored], *, resamples: int = BOOTSTRAP_RESAMPLE
                     "metric": name,
                     "baseline": base,
                     "dreaming": dream,
-                    "difference": _mean((p[i] for p in pairs), n),
+                    "difference": _mean((s.dreaming[i] - s.baseline[i] for s in group), n),
                     "ci95": [lo, hi],
                     "significant": lo > 0 or hi < 0,
                 }
@@ -164,41 +170,56 @@ def differences(scored: Sequence[Scored], *, resamples: int = BOOTSTRAP_RESAMPLE
     return rows
 
 
+Block = tuple[int, tuple[float, ...]]
+"""A block of decision pairs: how many, and the sum of their differences (dreaming - baseline) per metric."""
+
+
+def blocks_of(group: Sequence[Scored], first: date) -> list[Block]:
+    """Return the group's pairs in blocks of :data:`BLOCK_DAYS`: the decisions dated in one stretch go together.
+
+    Two decisions a few days apart are scored over windows that mostly overlap, so their outcomes are not
+    independent; resampling them one by one would make the interval too narrow (in patternless markets an interval
+    on single pairs excluded zero several times as often as a 95% interval should). Blocks of the longest window keep
+    such neighbours together. When the group spans a single block, there is nothing to resample blocks from, and
+    each pair is its own block.
+    """
+    found: dict[int, tuple[int, list[float]]] = {}
+    for s in group:
+        key = (s.decision.day - first).days // BLOCK_DAYS
+        count, sums = found.get(key) or (0, [0.0] * len(METRICS))
+        found[key] = (count + 1, [a + (y - x) for a, x, y in zip(sums, s.baseline, s.dreaming, strict=True)])
+    if len(found) < 2:
+        return [(1, tuple(y - x for x, y in zip(s.baseline, s.dreaming, strict=True))) for s in group]
+    return [(count, tuple(sums)) for _, (count, sums) in sorted(found.items())]
+
+
 def paired_bootstrap(
-    changed: Sequence[Sequence[float]], n: int, *, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
+    blocks: Sequence[Block], *, seed: int, resamples: int = BOOTSTRAP_RESAMPLES
 ) -> list[tuple[float, float]]:
     """Return the 95% percentile interval of the mean paired difference, per metric, rounded to 4 decimals.
 
-    The pairs are ``n`` decisions; ``changed`` holds the differences (dreaming - baseline, one per metric) of those
-    the dreaming committee changed, every other pair's difference being zero. Each resample draws ``n`` pairs with
-    replacement. Only the draws that land on a changed pair add to its mean, so a resample is drawn as: how many of
-    its ``n`` draws land on one (Bernoulli trials of probability ``m / n``, walked by geometric gaps), and which
-    changed pair each of those is (uniformly). That is the same distribution as drawing all ``n``, at a cost in
-    proportion to the changed pairs. Deterministic for a given ``seed``.
+    Each resample draws as many blocks as there are, with replacement; its mean is the sum of the drawn blocks'
+    differences over the number of pairs they hold. Deterministic for a given ``seed``.
     """
-    width = len(changed[0]) if changed else len(METRICS)
-    m = len(changed)
-    if m == 0 or n == 0:
+    width = len(blocks[0][1]) if blocks else len(METRICS)
+    if not blocks:
         return [(0.0, 0.0)] * width
     rng = random.Random(seed)
     draw = rng.random
-    log_miss = math.log1p(-m / n) if m < n else None
-    columns = list(zip(*changed, strict=True))
+    nb = len(blocks)
+    counts = [count for count, _ in blocks]
+    columns = list(zip(*(sums for _, sums in blocks), strict=True))
     means: list[list[float]] = [[] for _ in range(width)]
     for _ in range(resamples):
-        if log_miss is None:
-            hits = n
-        else:
-            hits, position = 0, 0
-            while True:
-                position += int(math.log(1.0 - draw()) / log_miss) + 1  # trials up to the next success
-                if position > n:
-                    break
-                hits += 1
-        picks = [int(draw() * m) for _ in range(hits)]
+        picks = [int(draw() * nb) for _ in range(nb)]
+        pairs = sum(map(counts.__getitem__, picks))
         for i, column in enumerate(columns):
-            means[i].append(math.fsum(map(column.__getitem__, picks)) / n)
-    return [(round(_quantile(sorted(v), 0.025), 4), round(_quantile(sorted(v), 0.975), 4)) for v in means]
+            means[i].append(math.fsum(map(column.__getitem__, picks)) / pairs)
+    out = []
+    for values in means:
+        values.sort()
+        out.append((round(_quantile(values, 0.025), 4), round(_quantile(values, 0.975), 4)))
+    return out
 
 
 def _quantile(ordered: list[float], q: float) -> float:
