@@ -239,9 +239,20 @@ def _record(obj: dict[str, Any]) -> VerdictRecord | str:
 
 
 def _scripted(prices: dict[str, PriceFile], end: date) -> list[VerdictRecord]:
+    """Return the scripted committee's verdicts from the first price row to ``end``, in date order.
+
+    Raises:
+        ValueError: the committee made a verdict the verdict path would refuse (a defect of the committee, not input).
+    """
     # Imported by name: the scripted committee is its own module, needed only by a workspace without verdicts.
     scripted_verdicts = importlib.import_module("dreaming.backtest._committee_scripted").scripted_verdicts
     series = {asset: f.series for asset, f in prices.items() if f.series is not None}
-    start = date.fromordinal(min(s.ordinals[0] for s in series.values() if s.ordinals)) if series else end
-    records = [_record(obj) for obj in scripted_verdicts(series, start, end)]
-    return sorted((r for r in records if not isinstance(r, str)), key=lambda r: (r.day, r.asset))
+    first = min((s.ordinals[0] for s in series.values() if s.ordinals), default=end.toordinal())
+    records = []
+    for obj in scripted_verdicts(series, date.fromordinal(first), end):
+        day = obj.get("decision_date")
+        record = _record({**obj, "decision_date": day.isoformat()} if isinstance(day, date) else dict(obj))
+        if isinstance(record, str):
+            raise ValueError(f"the scripted committee made a verdict the verdict path refuses: {record} ({obj!r})")
+        records.append(record)
+    return sorted(records, key=lambda r: (r.day, r.asset))
