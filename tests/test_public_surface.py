@@ -45,6 +45,12 @@ SURFACES = {
     ],
     "dreaming.chat": ["dream_now_tool", "memory_search_tool", "prior_insights_tool", "record_gap_tool"],
     "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],
+    "dreaming.backtest": [
+        "BLOCK_DAYS", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "DEFAULT_STEP_DAYS", "EXPOSURE", "METRICS", "POLICIES",
+        "POLICY_OFFLINE", "REPORT_FILE", "REPORT_VERSION", "ActiveInsight", "Backtest", "Decision", "History", "Night",
+        "Scored", "VerdictRecord", "blocks_of", "decide", "load_history", "night_dates", "night_time", "paired_bootstrap",
+        "render_table", "replay_nights", "run_backtest", "score_decisions", "write_report",
+    ],
     "dreaming.view": ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"],
     "dreaming.errors": [
         "BudgetError", "ConfigError", "DreamingError", "LockBusyError",

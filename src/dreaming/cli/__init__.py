@@ -1,8 +1,8 @@
 """The ``dreaming`` command line: the Typer app, its entry point, and its commands (one module per area).
 
 ``night.py``: init, run, now, status, eval, insights; ``memory.py``: promote, doctor, search, gap; ``fleet.py``:
-fleet run, schedule; ``mcp.py``: mcp (the MCP server); ``view.py``: view (the dream viewer); ``options.py``: the
-options and output helpers they share.
+fleet run, schedule; ``mcp.py``: mcp (the MCP server); ``view.py``: view (the dream viewer); ``backtest.py``:
+backtest (the walk-forward backtest); ``options.py``: the options and output helpers they share.
 """
 
 from __future__ import annotations
@@ -66,13 +66,14 @@ def describe_io_error(exc: OSError | sqlite3.Error) -> str:
 
 
 def _register_all() -> None:
-    from dreaming.cli import fleet, mcp, memory, night, view
+    from dreaming.cli import backtest, fleet, mcp, memory, night, view
 
     night.register(app)
     memory.register(app)
     fleet.register(app)
     mcp.register(app)
     view.register(app)
+    backtest.register(app)
 
 
 _register_all()

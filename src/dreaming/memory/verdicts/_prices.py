@@ -33,6 +33,7 @@ __all__ = [
     "parse_date",
     "price_fingerprints",
     "recall_parsed_prices",
+    "remember_parsed_prices",
 ]
 
 SMA_DAYS = 50
@@ -150,6 +151,18 @@ def load_prices(path: Path, report: InputReport, *, label: str | None = None) ->
     for line, why in problems:
         report.skip(name, line, why)
     return series
+
+
+def remember_parsed_prices(
+    path: Path, data: bytes, series: PriceSeries | None, problems: list[tuple[int, str]] | None = None
+) -> None:
+    """Keep ``series`` as what parsing ``data`` (the bytes of ``path``) gives, so :func:`load_prices` does not parse it.
+
+    For a caller that already holds that series exactly (the backtest cuts a series parsed once at each night,
+    which equals parsing the cut file: every per-row measure uses the rows up to that row only). ``problems`` are
+    the bad rows :func:`load_prices` then reports, as (line, reason).
+    """
+    _keep_parsed(os.fspath(path), (hashlib.blake2b(data, digest_size=16).digest(), series, list(problems or [])))
 
 
 _Parsed = tuple[bytes, PriceSeries | None, list[tuple[int, str]]]
@@ -409,6 +422,8 @@ class PriceBook:
         for name in unnamed:  # no report or state file could name it; see memory._decode
             report.skip(printable(label_prefix + name), 0, NAME_NOT_UTF8)
         self._files = {path.stem: path for path in paths}
+        self.paths: tuple[Path, ...] = tuple(paths)
+        """The price files found, in name order."""
         folded: dict[str, Path] = {}
         for path in paths:
             folded.setdefault(path.stem.casefold(), path)
