@@ -10,6 +10,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from dreaming.backtest import render_table
 from dreaming.cli import app
 from dreaming.memory import Workspace
 
@@ -65,6 +66,24 @@ def test_the_report_has_its_shape_and_the_table_is_printed(tmp_path: Path) -> No
     out = result.stdout
     assert f"backtest {FROM} .. {TO} every 7d: 27 nights, {DECISIONS} decisions (recorded committee)" in out
     assert "policy" in out and "difference" in out and "hit rate" in out and "95% paired bootstrap" in out
+    assert {row["asset"] for row in report["metrics"]} == {"*", "SYN"}
+    assert " SYN " not in out  # one asset: its rows are the "*" rows, printed once
+
+
+def test_the_table_prints_each_asset_when_there_are_several() -> None:
+    def row(policy: str, asset: str) -> dict[str, Any]:
+        return {"policy": policy, "asset": asset, "regime": "*", "window": "7d", "n": 10, "hit_rate": 0.5,
+                "missed_rally_rate": 0.1, "avoided_drawdown_rate": 0.2, "opportunity_cost_pct": 1.25, "changed": 0}  # fmt: skip
+
+    metrics = [row(policy, asset) for asset in ("*", "A", "B") for policy in ("baseline", "dreaming")]
+    hit = {"regime": "*", "window": "7d", "metric": "hit_rate", "baseline": 0.5, "dreaming": 0.52, "difference": 0.02}
+    differences = [{**hit, "asset": asset, "ci95": [0.01, 0.03], "significant": True} for asset in ("*", "A", "B")]
+    table = render_table({"metrics": metrics, "differences": differences}).splitlines()
+    assert [line.split()[:2] for line in table if line.startswith(("baseline", "dreaming"))] == [
+        [policy, asset] for asset in ("*", "A", "B") for policy in ("baseline", "dreaming")
+    ]
+    assert sum("+2.00pp [+1.00, +3.00]*" in line for line in table) == 3
+    assert "50.0%" in table[4] and "1.250%" in table[4]  # the summary, a blank line, the header, its rule
 
 
 def test_two_runs_write_the_same_bytes_and_json_prints_the_report(tmp_path: Path) -> None:

@@ -31,12 +31,18 @@ def _difference(row: Mapping[str, Any]) -> str:
 
 
 def render_table(report: Mapping[str, Any]) -> str:
-    """Return the report as aligned plain text: a summary line, the table, and what the marks mean."""
+    """Return the report as aligned plain text: a summary line, the table, and what the marks mean.
+
+    With a single asset, its rows equal the all-asset (``*``) rows and only those are printed (the report has both).
+    """
     diffs: dict[tuple[str, str, str], dict[str, Mapping[str, Any]]] = {}
     for d in report.get("differences", []):
         diffs.setdefault((d["asset"], d["regime"], d["window"]), {})[d["metric"]] = d
     rows: list[tuple[str, ...]] = [_HEADER]
-    for m in report.get("metrics", []):
+    metrics = report.get("metrics", [])
+    if len({m["asset"] for m in metrics} - {"*"}) == 1:  # one asset: its rows are the "*" rows again
+        metrics = [m for m in metrics if m["asset"] == "*"]
+    for m in metrics:
         key = (m["asset"], m["regime"], m["window"])
         rates = [_rate(m[r]) for r in _RATES]
         cost = _cost(m["opportunity_cost_pct"])
