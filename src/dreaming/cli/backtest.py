@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         end: Annotated[str, typer.Option("--to", help="The last day decided (YYYY-MM-DD).")],
         workspace: WorkspaceOption = Path("."),
         step: Annotated[str, typer.Option("--step", help="Days between nights: 7d, 1d, 2w.")] = "7d",
-        policy: Annotated[str, typer.Option("--policy", help="How the dreaming committee reads insights.")] = "offline",
+        policy: Annotated[str, typer.Option("--policy", help="offline, or llm (a model).")] = "offline",
         as_json: JsonOption = False,
     ) -> None:
         """Score a committee with and without its insights, replaying the history night by night (no look-ahead).
