@@ -47,9 +47,9 @@ SURFACES = {
     "dreaming.mcp_server": ["BearerTokenGuard", "build_server", "http_app"],
     "dreaming.backtest": [
         "BLOCK_DAYS", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "DEFAULT_STEP_DAYS", "EXPOSURE", "METRICS", "POLICIES",
-        "POLICY_OFFLINE", "REPORT_FILE", "REPORT_VERSION", "ActiveInsight", "Backtest", "Decision", "History", "Night",
-        "Scored", "VerdictRecord", "blocks_of", "decide", "load_history", "night_dates", "night_time", "paired_bootstrap",
-        "render_table", "replay_nights", "run_backtest", "score_decisions", "write_report",
+        "POLICY_OFFLINE", "REPORT_FILE", "REPORT_VERSION", "ActiveInsight", "Backtest", "Committee", "Decision", "History",
+        "Night", "Scored", "VerdictRecord", "blocks_of", "decide", "load_history", "night_dates", "night_time",
+        "paired_bootstrap", "render_table", "replay_nights", "run_backtest", "score_decisions", "write_report",
     ],
     "dreaming.view": ["COOKIE", "CONTENT_SECURITY_POLICY", "PAGES", "Site", "create_app", "export_site"],
     "dreaming.errors": [

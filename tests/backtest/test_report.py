@@ -145,7 +145,7 @@ def test_refused_arguments_exit_2_and_write_nothing(tmp_path: Path) -> None:
     assert after_to.exit_code == 2
     assert "--from 2011-01-01 is after --to 2010-01-01" in after_to.stderr
     llm = runner.invoke(app, [*where, "--from", FROM, "--to", TO, "--policy", "llm"])
-    assert llm.exit_code == 2 and "not built yet" in llm.stderr
+    assert llm.exit_code == 2 and "--policy llm needs a model, and none is configured" in llm.stderr
     for bad in (["--policy", "magic"], ["--step", "0d"], ["--step", "weekly"]):
         assert runner.invoke(app, [*where, "--from", FROM, "--to", TO, *bad]).exit_code == 2, bad
     assert runner.invoke(app, [*where, "--from", "2010-13-01", "--to", TO]).exit_code == 2

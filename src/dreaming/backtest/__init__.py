@@ -15,7 +15,9 @@ recorded verdicts of that period; a workspace with no valid verdict but with pri
 learn from. The dreaming committee takes the same decisions and changes one only where an insight active at ``t``
 speaks for its bucket (asset, verdict, regime on the decision day from prices up to that day), by the fixed table
 :data:`POLICY_OFFLINE` (``_policy``). So the decisions of ``(t, t + step]`` depend on nothing dated after ``t + step``,
-and the insights they read on nothing dated after ``t``.
+and the insights they read on nothing dated after ``t``. With ``policy="llm"`` a :class:`Committee` built above this
+package (``dreaming.graph.backtest_committee``: a model through the one gateway and its budget) takes both
+committees' verdicts instead, from the same inputs, the offline verdict as its proposal.
 
 **Scores.** Each decision is scored with the full prices (the future, for scoring only) in the 7d and 30d windows as
 the review computes the change, where the target has matured and the decision day has an ATR. Per committee, asset,
@@ -34,14 +36,15 @@ committees decide.
 **Report.** ``memory/.dreams/backtest.json``, written atomically (:func:`write_report`), the only file the backtest
 writes to the workspace (with the plot of the series next to it)::
 
-    {"version": 1, "from", "to", "step_days", "policy": "offline", "committee", "nights", "decisions", "changed",
+    {"version": 1, "from", "to", "step_days", "policy": "offline"|"llm", "committee", "nights", "decisions", "changed",
      "changed_by": {insight id: decisions it changed},
      "metrics": [{"policy", "asset", "regime", "window", "n", "hit_rate", "missed_rally_rate",
                   "avoided_drawdown_rate", "opportunity_cost_pct", "changed"}],
      "differences": [{"asset", "regime", "window", "metric", "baseline", "dreaming", "difference", "ci95": [lo, hi],
                       "significant"}],
      "series": [{"date", "baseline_cum_opportunity_cost_pct", "dreaming_cum_opportunity_cost_pct"}],
-     "bad_input": ["path:line: reason", ...], "bad_input_count"}
+     "bad_input": ["path:line: reason", ...], "bad_input_count",
+     "llm": {"model", "calls", "decided", "fallbacks", "fallbacks_by_reason", "refusals", "stopped_by"}}  (llm only)
 
 Rates are fractions, the opportunity cost is in percent; the series adds up the 30d opportunity cost of the decisions
 scored so far, after each night's period.
@@ -58,6 +61,7 @@ from dreaming.backtest._run import (
     REPORT_FILE,
     REPORT_VERSION,
     Backtest,
+    Committee,
     night_dates,
     run_backtest,
     write_report,
@@ -88,6 +92,7 @@ __all__ = [
     "REPORT_VERSION",
     "ActiveInsight",
     "Backtest",
+    "Committee",
     "Decision",
     "History",
     "Night",

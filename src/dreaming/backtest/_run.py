@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from dreaming.backtest._history import History, load_history
 from dreaming.backtest._policy import Decision, decide
@@ -23,6 +23,7 @@ __all__ = [
     "REPORT_FILE",
     "REPORT_VERSION",
     "Backtest",
+    "Committee",
     "night_dates",
     "run_backtest",
     "write_report",
@@ -32,10 +33,23 @@ REPORT_VERSION = 1
 REPORT_FILE = "backtest.json"
 """In ``memory/.dreams``."""
 DEFAULT_STEP_DAYS = 7
-POLICIES = ("offline",)
-"""The committees' policies this version runs (an LLM committee is not offline and not built yet)."""
+POLICIES = ("offline", "llm")
+"""The committees' policies: the fixed table (``offline``), or a model deciding with and without the insights
+(``llm``: a :class:`Committee` built above this package, ``dreaming.graph.backtest_committee``)."""
 SERIES_WINDOW = "30d"
 """The window whose opportunity cost the report's series adds up."""
+
+
+class Committee(Protocol):
+    """A committee that decides a period again: both verdicts of each decision, from what was known at its date."""
+
+    def decide(self, decisions: Sequence[Decision], night: Night, history: History) -> list[Decision]:
+        """Return ``decisions`` (the offline ones, whose ``baseline`` is the proposal) as this committee takes them."""
+        ...
+
+    def summary(self) -> dict[str, Any]:
+        """Return what the report says of the committee's calls (under ``"llm"``)."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -68,15 +82,19 @@ def run_backtest(
     scratch_dir: Path | None = None,
     on_night: NightHook | None = None,
     resamples: int = BOOTSTRAP_RESAMPLES,
+    committee: Committee | None = None,
 ) -> Backtest:
     """Replay the workspace's history night by night from ``start`` to ``end``; score both committees.
 
     Reads the workspace and writes nothing to it (see :func:`write_report`). Bad verdict lines and price rows are
     skipped and reported in ``report`` and in the result. The decisions scored are those dated after ``start`` and
-    on or before ``end``: each in the period after the last night before it.
+    on or before ``end``: each in the period after the last night before it. With ``policy="llm"`` the
+    ``committee`` decides each period again (the offline verdicts are its proposals) and the report gains ``"llm"``,
+    its :meth:`Committee.summary`.
 
     Raises:
-        ValueError: ``start`` is after ``end``, ``step_days`` is below 1, or ``policy`` is not one of :data:`POLICIES`.
+        ValueError: ``start`` is after ``end``, ``step_days`` is below 1, ``policy`` is not one of :data:`POLICIES`,
+            or ``policy`` is ``llm`` without a ``committee``.
     """
     if start > end:
         raise ValueError(f"the start {start.isoformat()} is after the end {end.isoformat()}")
@@ -84,6 +102,8 @@ def run_backtest(
         raise ValueError(f"the step must be at least one day, not {step_days}")
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (this version runs: {', '.join(POLICIES)})")
+    if policy == "llm" and committee is None:
+        raise ValueError("the llm policy needs a committee")
     bad = report if report is not None else InputReport()
     history = load_history(ws, bad, end=end)
     dates = night_dates(start, end, step_days)
@@ -95,7 +115,8 @@ def run_backtest(
     for night in replay_nights(history, dates, config, scratch_dir=scratch_dir, on_night=on_night):
         period_end = min(night.date + timedelta(days=step_days), end)
         period = by_day[bisect_right(days, night.date) : bisect_right(days, period_end)]
-        decisions.extend(decide(period, night.insights, history, night=night.date))
+        offline = decide(period, night.insights, history, night=night.date)
+        decisions.extend(offline if committee is None or policy != "llm" else committee.decide(offline, night, history))
         nights.append(night)
         per_night.append(len(decisions))
     scored = score_decisions(decisions, history)
@@ -112,6 +133,8 @@ def run_backtest(
         bad=bad,
         resamples=resamples,
     )
+    if policy == "llm" and committee is not None:
+        payload["llm"] = committee.summary()
     return Backtest(report=payload, nights=tuple(nights), decisions=tuple(decisions), scored=tuple(scored))
 
 

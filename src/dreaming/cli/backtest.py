@@ -6,10 +6,11 @@ The backtest package is imported only when the command runs.
 from __future__ import annotations
 
 import importlib
+import os
 import re
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -22,6 +23,11 @@ from dreaming.cli.options import (
     print_json,
     print_plain,
 )
+
+if TYPE_CHECKING:
+    from dreaming.config import DreamingConfig
+    from dreaming.graph.backtest_committee import LLMCommittee
+    from dreaming.memory import Workspace
 
 __all__ = ["parse_step", "register"]
 
@@ -64,7 +70,7 @@ def register(app: typer.Typer) -> None:
         end: Annotated[str, typer.Option("--to", help="The last day decided (YYYY-MM-DD).")],
         workspace: WorkspaceOption = Path("."),
         step: Annotated[str, typer.Option("--step", help="Days between nights: 7d, 1d, 2w.")] = "7d",
-        policy: Annotated[str, typer.Option("--policy", help="How the dreaming committee reads insights.")] = "offline",
+        policy: Annotated[str, typer.Option("--policy", help="offline, or llm (a model).")] = "offline",
         as_json: JsonOption = False,
     ) -> None:
         """Score a committee with and without its insights, replaying the history night by night (no look-ahead).
@@ -74,17 +80,16 @@ def register(app: typer.Typer) -> None:
         first, last, days = _day(start, "--from"), _day(end, "--to"), parse_step(step)
         if first > last:
             raise _usage(f"--from {first.isoformat()} is after --to {last.isoformat()}")
-        if policy == "llm":
-            raise _usage("--policy llm (an LLM committee with and without prior insights) is not built yet; "
-                         "use --policy offline")  # fmt: skip
         from dreaming.backtest import POLICIES, render_table, run_backtest, write_report
         from dreaming.memory import InputReport
 
         if policy not in POLICIES:
             raise _usage(f"unknown --policy {policy!r} (one of: {', '.join(POLICIES)})")
         ws, config = open_workspace(workspace)
+        committee = _llm_committee(ws, config) if policy == "llm" else None
         report = InputReport()
-        result = run_backtest(ws, config, start=first, end=last, step_days=days, policy=policy, report=report)
+        result = run_backtest(ws, config, start=first, end=last, step_days=days, policy=policy, report=report,
+                              committee=committee)  # fmt: skip
         write_report(ws, result.report)
         _plot(result.report, ws.state_dir / PLOT_FILE)
         if report.count:
@@ -97,6 +102,18 @@ def register(app: typer.Typer) -> None:
             print_json(result.report)
         else:
             print_plain(render_table(result.report).rstrip("\n"))
+
+
+def _llm_committee(ws: Workspace, config: DreamingConfig) -> LLMCommittee:
+    """Return the LLM committee over the run's one gateway, or exit 2 when no model can be called."""
+    from dreaming.graph.backtest_committee import LLMCommittee
+    from dreaming.llm import build_gateway
+
+    gateway = build_gateway(config, ws, env=os.environ, now=lambda: datetime.now(UTC))
+    if not gateway.available:
+        raise _usage(f"--policy llm needs a model, and none is configured ({gateway.unavailable_reason}); "
+                     "set OPENAI_API_KEY and a priced [llm] model, or use --policy offline")  # fmt: skip
+    return LLMCommittee(gateway)
 
 
 def _plot(report: dict[str, Any], path: Path) -> None:
