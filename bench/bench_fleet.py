@@ -23,16 +23,11 @@ import time
 from pathlib import Path
 from urllib.parse import quote
 
+from tests._workspaces import build_verdict_workspace  # the tests' small verdict workspace (run from the repo root)
+
 SERVER_URL = os.environ.get("DREAMING_BENCH_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/test")
 NIGHT = "2026-09-01T03:00:00+00:00"
 WORKERS = (1, 2, 4)
-
-
-def _workspace(root: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tests._workspaces import build_verdict_workspace
-
-    build_verdict_workspace(root, assets=("A0",))
 
 
 def _env() -> dict[str, str]:
@@ -105,7 +100,7 @@ def run(scale: float) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as name:
         tmp = Path(name)
         pristine = tmp / "pristine"
-        _workspace(pristine)
+        build_verdict_workspace(pristine, assets=("A0",))
         base = None
         for workers in WORKERS:
             wall, cpu = _one(tmp, pristine, n, workers)
