@@ -6,12 +6,13 @@ import json
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from dreaming.memory import Workspace
 from dreaming.memory.verdicts import VERDICTS
+from tests._workspaces import trading_days
 
 START = date(2010, 1, 4)
 
@@ -35,17 +36,6 @@ class Market:
         (ws.prices_dir / f"{self.asset}.csv").write_text("\n".join(lines) + "\n")
         ws.verdicts.write_text("".join(json.dumps(v) + "\n" for v in self.verdicts))
         return ws
-
-
-def trading_days(start: date, count: int) -> list[date]:
-    """Return ``count`` weekdays from ``start``."""
-    days: list[date] = []
-    day = start
-    while len(days) < count:
-        if day.weekday() < 5:
-            days.append(day)
-        day += timedelta(days=1)
-    return days
 
 
 def regimes_of(closes: list[float]) -> list[str]:

@@ -7,11 +7,13 @@ distributed fleet) when it runs.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -125,10 +127,19 @@ def _fleet_database(fleet: Path | None) -> tuple[str, FleetConfig | None]:
         raise typer.Exit(EXIT_USAGE) from exc
 
 
-def _database_failed(exc: Exception) -> typer.Exit:
-    """Say that the fleet's database failed (one line, no traceback) and return the exit to raise."""
-    err_console.print(f"[red]error:[/] the fleet database failed: {escape(str(exc).strip())}", highlight=False)
-    return typer.Exit(EXIT_FAILED)
+@contextlib.contextmanager
+def _fleet_errors() -> Iterator[None]:
+    """Exit 2 on a usage error, 1 when the fleet's database fails: one line each, no traceback."""
+    import psycopg
+
+    try:
+        yield
+    except ConfigError as exc:
+        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(EXIT_USAGE) from exc
+    except psycopg.Error as exc:
+        err_console.print(f"[red]error:[/] the fleet database failed: {escape(str(exc).strip())}", highlight=False)
+        raise typer.Exit(EXIT_FAILED) from exc
 
 
 @fleet_app.command("init")
@@ -139,18 +150,11 @@ def fleet_init(fleet: FleetFileOption = None, json_out: JsonOption = False) -> N
     workspace with its cron and timezone (a workspace removed from the file is unregistered); writes [budget] as the
     fleet's global budget (without it, each workspace keeps its own ledger). Without --fleet, only the tables.
     """
-    import psycopg
-
     from dreaming.fleet.postgres import init_fleet
 
     url, config = _fleet_database(fleet)
-    try:
+    with _fleet_errors():
         result = init_fleet(url, config, now=parse_now(None))
-    except ConfigError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from exc
-    except psycopg.Error as exc:
-        raise _database_failed(exc) from exc
     if json_out:
         print_json(result.to_json())
         return
@@ -184,15 +188,10 @@ def fleet_enqueue(fleet: FleetFileOption = None, now: NowOption = None, json_out
         async with queue.app.open_async():
             return await enqueue_now(queue, now=at)
 
-    try:
+    with _fleet_errors():
         with psycopg.connect(url) as conn:
             require_schema(conn)
         report = asyncio.run(enqueue())
-    except ConfigError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from exc
-    except psycopg.Error as exc:
-        raise _database_failed(exc) from exc
     if json_out:
         print_json(report.to_json())
         return
@@ -205,18 +204,11 @@ def fleet_enqueue(fleet: FleetFileOption = None, now: NowOption = None, json_out
 @fleet_app.command("status")
 def fleet_status(fleet: FleetFileOption = None, json_out: JsonOption = False) -> None:
     """Show each registered workspace's nights (queued, running, failed, done; the last one) and the global spend."""
-    import psycopg
-
     from dreaming.fleet.postgres import fleet_status as read_status
 
     url, _ = _fleet_database(fleet)
-    try:
+    with _fleet_errors():
         status = read_status(url, now=parse_now(None))
-    except ConfigError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from exc
-    except psycopg.Error as exc:
-        raise _database_failed(exc) from exc
     if json_out:
         print_json(status)
         return
@@ -279,28 +271,18 @@ def worker(
     """
     import asyncio
 
-    import psycopg
-
     from dreaming.fleet.postgres import WorkerSettings, run_worker
 
     url, _ = _fleet_database(fleet)
-    try:
+    with _fleet_errors():
         settings = WorkerSettings(
             heartbeat_seconds=heartbeat, stalled_after_seconds=stalled_after, tick_seconds=tick_seconds,
             tick=not once, once=once, max_nights=max_nights,
         )  # fmt: skip
-    except ConfigError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from exc
     for name in ("dreaming.fleet", "procrastinate"):
         logging.getLogger(name).setLevel(logging.INFO)  # main() configured the root logger (WARNING)
-    try:
+    with _fleet_errors():
         nights = asyncio.run(run_worker(url, settings=settings))
-    except ConfigError as exc:
-        err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
-        raise typer.Exit(EXIT_USAGE) from exc
-    except psycopg.Error as exc:
-        raise _database_failed(exc) from exc
     err_console.print(f"worker stopped after {nights} nights", highlight=False, markup=False)
 
 
