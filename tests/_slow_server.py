@@ -15,6 +15,20 @@ from typing import Any
 
 PROMPT_TOKENS = 10
 """The prompt tokens every answer reports."""
+LOOPBACK_PRICE_PER_MILLION = 1000.0
+"""Output price of the loopback model; input is free, so a call's estimate is exactly what the server bills."""
+LOOPBACK_WORKSPACE_CONFIG = f"""
+[verdicts]
+llm_verify = true
+[budget]
+max_cost_usd = 1000.0                # a fleet's cap replaces it; ample for a night on its own
+[llm]
+model = "loopback-model"
+[llm.prices.loopback-model]
+input = 0
+output = {LOOPBACK_PRICE_PER_MILLION!r}
+"""
+"""A workspace's dreaming.toml: its verdict insights verified by the loopback model, at that price."""
 HOLD_SECONDS = 120.0
 """The longest an answer is held (bounded: the server never hangs a test for good)."""
 

@@ -26,7 +26,12 @@ from dreaming.fleet import (
     run_fleet,
 )
 from dreaming.graph.verify import MAX_OUTPUT_TOKENS as VERIFY_MAX_OUTPUT_TOKENS
-from tests._slow_server import SlowChatServer, completion_tokens
+from tests._slow_server import (
+    LOOPBACK_PRICE_PER_MILLION,
+    LOOPBACK_WORKSPACE_CONFIG,
+    SlowChatServer,
+    completion_tokens,
+)
 from tests._workspaces import NIGHT, build_verdict_workspace
 
 SRC = Path(dreaming.__file__).resolve().parents[1]
@@ -131,25 +136,9 @@ def test_one_broken_workspace_never_stops_the_others(tmp_path: Path) -> None:
 
 # The acceptance test: 20 workspaces, concurrency 4, one corrupt, one locked, one global budget
 
-LOOPBACK_PRICE_PER_MILLION = 1000.0
-"""Output price of the loopback model; input is free, so a call's estimate is exactly what the server bills."""
 FLEET_SIZE = 20
 CALLS_PER_NIGHT = 4
 """One asset in build_verdict_workspace gives four passing insights, each verified by one model call."""
-
-
-def _workspace_config() -> str:
-    return f"""
-[verdicts]
-llm_verify = true
-[budget]
-max_cost_usd = 1000.0
-[llm]
-model = "loopback-model"
-[llm.prices.loopback-model]
-input = 0
-output = {LOOPBACK_PRICE_PER_MILLION!r}
-"""
 
 
 def _hold_lock(ws: Path) -> subprocess.Popen[str]:
@@ -173,7 +162,7 @@ def test_a_fleet_of_20_with_one_corrupt_and_one_locked_stays_under_one_global_ca
     paths = []
     for i in range(FLEET_SIZE):
         ws = build_verdict_workspace(tmp_path / "agents" / f"agent{i:02d}" / "workspace", assets=("A0",))
-        (ws / "dreaming.toml").write_text(_workspace_config())
+        (ws / "dreaming.toml").write_text(LOOPBACK_WORKSPACE_CONFIG)
         paths.append(ws)
     corrupt, locked = paths[3], paths[11]
     (corrupt / "dreaming.toml").write_text("[verdicts\nllm_verify = true\n")

@@ -30,7 +30,12 @@ from pathlib import Path
 import pytest
 
 from dreaming.graph.verify import MAX_OUTPUT_TOKENS as VERIFY_MAX_OUTPUT_TOKENS
-from tests._slow_server import SlowChatServer, completion_tokens
+from tests._slow_server import (
+    LOOPBACK_PRICE_PER_MILLION,
+    LOOPBACK_WORKSPACE_CONFIG,
+    SlowChatServer,
+    completion_tokens,
+)
 from tests._workspaces import NIGHT, build_verdict_workspace, snapshot
 from tests.fleet._fleet import rows, without_run_ids, write_fleet
 
@@ -39,28 +44,12 @@ FLEET_SIZE = 60
 WORKERS = 3
 CALLS_PER_NIGHT = 4
 """One asset in build_verdict_workspace gives four passing insights, each verified by one model call."""
-PRICE_PER_MILLION = 1000.0
-"""Output price of the loopback model; input is free, so a call's estimate is exactly what the server bills."""
 PER_RUN = ("memory/.dreams/verdict-tallies.json", "memory/.dreams/dreaming-budget.json")
 """Verdict tallies name inodes and mtimes; the reference night spends in its own ledger file, the fleet's in Postgres."""
 STALLED_AFTER_S = 3
 """A worker silent this many seconds is dead (heartbeats every 0.5 s)."""
 HANG_GUARD_S = 1800.0
 """How long one wait may last before the test calls it a hang (the whole test takes about 20 s)."""
-
-
-def _workspace_config() -> str:
-    return f"""
-[verdicts]
-llm_verify = true
-[budget]
-max_cost_usd = 1000.0                # replaced by the fleet's cap in the fleet; ample for the reference night
-[llm]
-model = "loopback-model"
-[llm.prices.loopback-model]
-input = 0
-output = {PRICE_PER_MILLION!r}
-"""
 
 
 def _env(url: str, server: SlowChatServer) -> dict[str, str]:
@@ -125,14 +114,14 @@ def _wait(condition: str, check: Callable[[], object], workers: dict[int, subpro
 
 @pytest.mark.slow
 def test_three_workers_dream_sixty_workspaces_under_one_cap_and_survive_a_sigkill(pg_url: str, tmp_path: Path) -> None:
-    one_call = VERIFY_MAX_OUTPUT_TOKENS * PRICE_PER_MILLION / 1e6
+    one_call = VERIFY_MAX_OUTPUT_TOKENS * LOOPBACK_PRICE_PER_MILLION / 1e6
     wanted = FLEET_SIZE * CALLS_PER_NIGHT * one_call
     cap = round(wanted / 2 + one_call / 2, 6)  # about half of it, never a whole number of calls
     fleet_dir = tmp_path / "fleet"
     paths = []
     for i in range(FLEET_SIZE):
         ws = build_verdict_workspace(fleet_dir / "agents" / f"agent{i:02d}" / "workspace", assets=("A0",))
-        (ws / "dreaming.toml").write_text(_workspace_config())
+        (ws / "dreaming.toml").write_text(LOOPBACK_WORKSPACE_CONFIG)
         paths.append(ws)
     pristine = tmp_path / "pristine"
     shutil.copytree(fleet_dir / "agents", pristine)  # every workspace as it was before its night
@@ -202,7 +191,7 @@ def test_three_workers_dream_sixty_workspaces_under_one_cap_and_survive_a_sigkil
     spend_rows = rows(pg_url, "SELECT entry FROM dreaming_budget_entries")
     entries = [e for (e,) in spend_rows if not e.get("cache_hit")]
     spend = math.fsum(e["cost_usd"] for e in entries)
-    billed = math.fsum(completion_tokens(body) * PRICE_PER_MILLION / 1e6 for body in received)
+    billed = math.fsum(completion_tokens(body) * LOOPBACK_PRICE_PER_MILLION / 1e6 for body in received)
     print(f"fleet spend ${spend:.4f} (billed ${billed:.4f}, {len(received)} calls) against a cap of ${cap:.4f}")
     assert len(entries) == len(received) > 0  # every request the server saw is in the one ledger
     assert spend <= cap + WORKERS * one_call and billed <= cap + WORKERS * one_call
