@@ -60,7 +60,7 @@ SURFACES = {
     ],
     "dreaming.config": [
         "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",
-        "RecallConfig", "ScheduleConfig", "VerdictsConfig", "load_config",
+        "RecallConfig", "ScheduleConfig", "SearchConfig", "VerdictsConfig", "load_config",
     ],
     "dreaming.memory": [
         "REDACTED", "SECRET_GLOBS", "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport",
