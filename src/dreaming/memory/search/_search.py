@@ -31,8 +31,9 @@ pass compares the query's embedding with every chunk's, and a chunk at least
 
 where ``min`` is that threshold (0.45): from 0.36 at the threshold to 0.6 at similarity 1, so a convincing semantic
 hit is not a weak answer (``LOW_CONFIDENCE``, 0.35), no semantic score passes a chunk holding every term exactly, and
-a less similar chunk is not returned at all. It adds chunks that share no word or stem with the query ("salary
-raise" finds "Got a pay increase of five percent this year"); a chunk found several ways keeps its highest score.
+a less similar chunk is not returned at all. It adds chunks that share no word or stem with the query ("vehicle
+engine trouble" finds "My automobile stopped working on the highway"); a chunk found several ways keeps its highest
+score.
 
 It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
 agent). ``search_memory`` opens the index and refreshes it before each query; ``MemoryIndex`` keeps the index open
