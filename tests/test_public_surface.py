@@ -60,7 +60,7 @@ SURFACES = {
     ],
     "dreaming.config": [
         "AutoresearchConfig", "BudgetConfig", "DeepConfig", "DiaryConfig", "DreamingConfig", "LLMConfig", "ModelPrice",
-        "RecallConfig", "ScheduleConfig", "VerdictsConfig", "load_config",
+        "RecallConfig", "ScheduleConfig", "SearchConfig", "VerdictsConfig", "load_config",
     ],
     "dreaming.memory": [
         "REDACTED", "SECRET_GLOBS", "BadLine", "ConsolidationLock", "DiaryEntry", "DiarySection", "InputReport",
@@ -120,7 +120,7 @@ SURFACES = {
     "dreaming.memory.search": [
         "Chunk", "IndexRefresh", "MemoryIndex", "SearchHit", "chunk_markdown", "index_salient_terms",
         "index_term_coverage", "is_dreaming_output", "iter_memory_files", "open_index", "query_coverage", "query_terms",
-        "refresh_index", "search_index", "search_memory",
+        "refresh_index", "search_index", "search_memory", "semantic_installed",
     ],
     "dreaming.memory.verdicts": [
         "ATR_DAYS", "DeepSummary", "FLAT_CAP_PCT", "K_FLAT", "LightSummary", "MIN_REGIME_ROWS", "PriceBook",

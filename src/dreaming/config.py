@@ -30,6 +30,7 @@ __all__ = [
     "ModelPrice",
     "RecallConfig",
     "ScheduleConfig",
+    "SearchConfig",
     "VerdictsConfig",
     "load_config",
 ]
@@ -104,6 +105,14 @@ class DiaryConfig:
 
     narrative: bool = False
     """Add a short model-written paragraph; a factual entry is always written."""
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SearchConfig:
+    """The memory search (``dreaming search``, the agents' and research's ``memory_search``)."""
+
+    semantic: bool = False
+    """Add the hybrid semantic pass (the ``semantic`` extra's static embeddings); without the extra, keywords only."""
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -233,6 +242,8 @@ class DreamingConfig:
     """``[verdicts]``."""
     diary: DiaryConfig = field(default_factory=DiaryConfig)
     """``[diary]``."""
+    search: SearchConfig = field(default_factory=SearchConfig)
+    """``[search]``."""
     autoresearch: AutoresearchConfig = field(default_factory=AutoresearchConfig)
     """``[autoresearch]``."""
     budget: BudgetConfig = field(default_factory=BudgetConfig)
@@ -259,7 +270,7 @@ class DreamingConfig:
             warnings.append(f"[dreaming.toml] timezone = {tz!r} is not a known IANA timezone; using 'UTC'")
             tz = DEFAULT_TIMEZONE
         lock_timeout = top.number("lock_timeout_seconds", DEFAULT_LOCK_TIMEOUT_SECONDS)
-        sections = ("schedule", "deep", "recall", "verdicts", "diary", "autoresearch", "budget", "llm")
+        sections = ("schedule", "deep", "recall", "verdicts", "diary", "search", "autoresearch", "budget", "llm")
 
         def section(key: str) -> TableReader:
             return TableReader(table(data, key, warnings), key, warnings)
@@ -278,6 +289,7 @@ class DreamingConfig:
             recall=read_fields(RecallConfig, section("recall")),
             verdicts=read_fields(VerdictsConfig, section("verdicts")),
             diary=read_fields(DiaryConfig, section("diary")),
+            search=read_fields(SearchConfig, section("search")),
             autoresearch=AutoresearchConfig.from_reader(section("autoresearch")),
             budget=read_fields(BudgetConfig, section("budget")),
             llm=LLMConfig.from_reader(section("llm")),

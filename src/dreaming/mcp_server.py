@@ -135,7 +135,8 @@ def build_server(
         """
         try:
             outcome = search_and_record(ws, query, now=clock(), timezone=cfg.timezone, limit=limit,
-                                        openclaw_compat=cfg.recall.openclaw_compat)  # fmt: skip
+                                        openclaw_compat=cfg.recall.openclaw_compat,
+                                        semantic=cfg.search.semantic)  # fmt: skip
         except DreamingError as exc:  # the index cannot be opened: the model reads why
             raise ToolError(f"memory search failed: {exc}") from exc
         return hits_to_json(outcome.hits)

@@ -355,7 +355,7 @@ def research_tools(ws: Workspace, config: DreamingConfig, *, env: Mapping[str, s
     codebase: RipgrepSearch | None = None
     if "codebase" in cfg.sources:
         codebase = RipgrepSearch(codebase_roots(ws, config), base=ws.root)
-    memory = WorkspaceMemorySearch(ws) if "memory" in cfg.sources else None
+    memory = WorkspaceMemorySearch(ws, semantic=config.search.semantic) if "memory" in cfg.sources else None
     web = web_search_from_env(env) if "web" in cfg.sources else None
     return ResearchTools(codebase=codebase, memory=memory, web=web, read_line=codebase.read_line if codebase else None)
 

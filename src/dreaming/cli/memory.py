@@ -157,13 +157,16 @@ def _register_recall(app: typer.Typer) -> None:
         now: NowOption = None,
         workspace: WorkspaceOption = Path("."),
     ) -> None:
-        """Say which recall store the workspace uses; audit (and with --repair, fix) it and its lock."""
+        """Say which recall store the workspace uses and whether semantic search is on; audit it (--repair fixes it)."""
         from dreaming.memory.recall import audit_recall_artifacts, describe_recall_store, repair_recall_artifacts
 
         ws, config = open_workspace(workspace)
         moment = parse_now(now)
         compat = config.recall.openclaw_compat
-        payload: dict[str, Any] = {"store": asdict(describe_recall_store(ws, now=moment))}
+        payload: dict[str, Any] = {
+            "store": asdict(describe_recall_store(ws, now=moment)),
+            "semantic_search": _semantic_state(config.search.semantic),
+        }
         failed = None
         if repair:
             with refused_writes():
@@ -198,9 +201,27 @@ def _store_lines(store: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _semantic_state(configured: bool) -> str:
+    """Return ``on``, ``off`` or ``not_installed`` (configured, but the ``semantic`` extra is missing)."""
+    from dreaming.memory.search import semantic_installed
+
+    if not configured:
+        return "off"
+    return "on" if semantic_installed() else "not_installed"
+
+
+_SEMANTIC_LINES = {
+    "on": "semantic search: on",
+    "off": "semantic search: off",
+    "not_installed": "semantic search: configured but the semantic extra is not installed "
+    "(pip install 'dreaming[semantic]'); keyword search only",
+}
+
+
 def _print_doctor(payload: dict[str, Any], *, repair: bool) -> None:
     for line in _store_lines(payload["store"]):
         print_plain(line)
+    print_plain(_SEMANTIC_LINES[payload["semantic_search"]])
     issues = payload["audit"]["issues"]
     for issue in issues:
         console.print(f"{issue['severity']}: {issue['code']}: {escape(issue['message'])}", highlight=False)
@@ -252,7 +273,8 @@ def search(
     try:
         with refused_writes():
             outcome = search_and_record(ws, query, now=parse_now(now), timezone=config.timezone, limit=limit,
-                                        openclaw_compat=config.recall.openclaw_compat)  # fmt: skip
+                                        openclaw_compat=config.recall.openclaw_compat,
+                                        semantic=config.search.semantic)  # fmt: skip
     except ToolError as exc:
         err_console.print(f"[red]error:[/] {exc}")
         raise typer.Exit(EXIT_FAILED) from exc

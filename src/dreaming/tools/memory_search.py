@@ -75,11 +75,12 @@ class WorkspaceMemorySearch:
 
     Keeps the index open for its lifetime and re-checks the files at most every couple of seconds
     (:class:`dreaming.memory.search.MemoryIndex`), so a night of research does not re-scan the workspace per query.
+    ``semantic`` (``[search] semantic``) adds the semantic pass.
     """
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, *, semantic: bool = False) -> None:
         self.ws = ws
-        self._index = MemoryIndex(ws)
+        self._index = MemoryIndex(ws, semantic=semantic)
 
     def search(self, query: str, limit: int) -> list[SearchHit]:
         """Search the workspace's memory, insight files left out; see :func:`dreaming.memory.search.search_memory`."""
@@ -126,8 +127,9 @@ def memory_search_tool(
     """Return a LangChain tool named ``memory_search`` that searches the memory and returns the hits as JSON text.
 
     Given a workspace, each search is recorded as the night needs it (:func:`search_and_record`: the hits as recalls,
-    a miss or a weak result as a knowledge gap), unless ``read_only``. Given a :class:`MemorySearch` (research's seam,
-    or a fake), it only searches: research must not feed its own searches back into the night.
+    a miss or a weak result as a knowledge gap), unless ``read_only``, and reads the workspace's ``dreaming.toml``
+    (``[search] semantic``). Given a :class:`MemorySearch` (research's seam, or a fake), it only searches: research
+    must not feed its own searches back into the night.
 
     Args:
         source: the workspace, or a search seam.
@@ -144,11 +146,12 @@ def memory_search_tool(
         limit = min(limit, MAX_TOOL_LIMIT)
         if not isinstance(source, Workspace):
             return hits_to_json(source.search(query, limit))
-        if read_only:
-            return hits_to_json(search_memory(source, query, limit=limit))
         config = load_config(source.config_file)
+        if read_only:
+            return hits_to_json(search_memory(source, query, limit=limit, semantic=config.search.semantic))
         outcome = search_and_record(source, query, now=now(), timezone=config.timezone, limit=limit,
-                                    openclaw_compat=config.recall.openclaw_compat)  # fmt: skip
+                                    openclaw_compat=config.recall.openclaw_compat,
+                                    semantic=config.search.semantic)  # fmt: skip
         return hits_to_json(outcome.hits)
 
     async def arun(query: str, limit: int = 8) -> str:
@@ -178,18 +181,26 @@ class SearchOutcome:
 
 
 def search_and_record(
-    ws: Workspace, query: str, *, now: datetime, timezone: str = "UTC", limit: int = 8, openclaw_compat: bool = True
+    ws: Workspace,
+    query: str,
+    *,
+    now: datetime,
+    timezone: str = "UTC",
+    limit: int = 8,
+    openclaw_compat: bool = True,
+    semantic: bool = False,
 ) -> SearchOutcome:
     """Search the memory, record the hits as recalls, and record a knowledge gap when the search found little.
 
     Hits are recorded as OpenClaw's ``memory_search`` records them: every search counts, the same query again the
     same day included. With ``openclaw_compat=False`` (``[recall] openclaw_compat``) a query counts once per entry and
-    day, so an agent repeating itself does not inflate a recall (this project's fix).
+    day, so an agent repeating itself does not inflate a recall (this project's fix). ``semantic`` (``[search]
+    semantic``) adds the semantic pass to the search.
 
     Raises:
         ToolError: the index cannot be opened (the search itself failed; nothing is recorded).
     """
-    hits = search_memory(ws, query, limit=limit)
+    hits = search_memory(ws, query, limit=limit, semantic=semantic)
     errors = 0
     if hits:
         try:

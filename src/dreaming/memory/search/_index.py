@@ -30,6 +30,9 @@ made them (:func:`tokenizer_config`, in the ``meta`` table) and is rebuilt when 
 ``chunk_terms`` holds each chunk's distinct index terms and morphological tokens, each with a space before and after
 (`` kafka retention ``): a hit's term coverage is then a substring test per query term, where tokenizing the chunk
 again for every search would cost more than the search.
+
+``chunk_vectors`` holds a chunk's embedding (float32 bytes) once a semantic search has needed it (``_semantic.py``:
+filled then, dropped with the chunk, cleared when the ``meta`` key ``embedder`` names another model).
 """
 
 from __future__ import annotations
@@ -57,10 +60,10 @@ from dreaming.memory.workspace import Workspace
 
 __all__ = ["FULL_LOOK_INTERVAL_S", "SCHEMA_VERSION", "IndexRefresh", "open_index", "refresh_index", "tokenizer_config"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 """Stored in ``PRAGMA user_version``; any other value means the file is rebuilt from the notes (version 2: text
 redacted; version 3: the morphological table and the ``meta`` table; version 4: ``folders``, digests in ``files``,
-``chunk_terms``)."""
+``chunk_terms``; version 5: ``chunk_vectors``)."""
 
 FULL_LOOK_INTERVAL_S = 30.0
 """How old the last full look (every note ``stat``-ed) may be before a one-off search takes one again: the longest a
@@ -86,6 +89,7 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5 (
 );
 CREATE VIRTUAL TABLE chunks_morph USING fts5 (text, content='', tokenize='ascii');
 CREATE TABLE chunk_terms (id INTEGER PRIMARY KEY, words TEXT NOT NULL, stems TEXT NOT NULL);
+CREATE TABLE chunk_vectors (id INTEGER PRIMARY KEY, vector BLOB NOT NULL);
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
@@ -209,6 +213,7 @@ def _drop(conn: sqlite3.Connection, relative: str) -> None:
         [(rowid, " ".join(morph_tokens(text))) for rowid, text in rows],
     )
     conn.executemany("DELETE FROM chunk_terms WHERE id = ?", [(rowid,) for rowid, _ in rows])
+    conn.executemany("DELETE FROM chunk_vectors WHERE id = ?", [(rowid,) for rowid, _ in rows])
     conn.execute("DELETE FROM chunks WHERE path = ?", (relative,))
     conn.execute("DELETE FROM files WHERE path = ?", (relative,))
 

@@ -23,6 +23,18 @@ score is at most 0.6, the least a chunk holding every salient term exactly score
 and order, above every chunk that needs morphology. Morphology only adds chunks the exact search missed (``limits``
 finds "the rate limit", ``备份`` finds "明天检查备份任务") and lifts a chunk it covers better than the exact words do.
 
+With ``semantic=True`` (``[search] semantic``, and the ``semantic`` extra installed; see ``_semantic.py``) a third
+pass compares the query's embedding with every chunk's, and a chunk at least
+:data:`~dreaming.memory.search._semantic.SEMANTIC_MIN_SIMILARITY` similar scores::
+
+    semantic_score = SEMANTIC_SCORE_FACTOR * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * (similarity - min) / (1 - min))
+
+where ``min`` is that threshold (0.45): from 0.36 at the threshold to 0.6 at similarity 1, so a convincing semantic
+hit is not a weak answer (``LOW_CONFIDENCE``, 0.35), no semantic score passes a chunk holding every term exactly, and
+a less similar chunk is not returned at all. It adds chunks that share no word or stem with the query ("vehicle
+engine trouble" finds "My automobile stopped working on the highway"); a chunk found several ways keeps its highest
+score.
+
 It also holds :class:`MemoryIndex`, a long-lived handle for callers that search many times (a research night, an
 agent). ``search_memory`` opens the index and refreshes it before each query; ``MemoryIndex`` keeps the index open
 and re-checks the files at most once every ``max_staleness_s`` seconds, so a burst of searches pays for one check.
@@ -52,6 +64,7 @@ from dreaming.memory._terms import (
     needle_coverage,
 )
 from dreaming.memory.search._index import FULL_LOOK_INTERVAL_S, IndexRefresh, open_index, refresh_index
+from dreaming.memory.search._semantic import SEMANTIC_MIN_SIMILARITY, load_embedder, nearest_chunks, update_vectors
 from dreaming.memory.workspace import Workspace
 
 __all__ = [
@@ -60,11 +73,13 @@ __all__ = [
     "DEFAULT_MAX_STALENESS_S",
     "MORPH_SCORE_FACTOR",
     "RELEVANCE_FLOOR",
+    "SEMANTIC_SCORE_FACTOR",
     "SNIPPET_MAX_CHARS",
     "MemoryIndex",
     "SearchHit",
     "search_index",
     "search_memory",
+    "semantic_score",
 ]
 
 RELEVANCE_FLOOR = 0.6
@@ -76,6 +91,11 @@ MORPH_SCORE_FACTOR = RELEVANCE_FLOOR
 Equal to :data:`RELEVANCE_FLOOR` so that no morph score passes a chunk that holds every term exactly (see the module
 docstring), and high enough that the best chunk holding two thirds of the terms by morphology (0.4) is not a weak
 answer for gap classification (``LOW_CONFIDENCE``, 0.35)."""
+
+SEMANTIC_SCORE_FACTOR = RELEVANCE_FLOOR
+"""A semantic hit scores this fraction of what a full-coverage match at the same relative rank scores (see the module
+docstring): its score is at most 0.6, the least a chunk holding every term exactly scores, and at least 0.36 (0.6 x 0.6,
+at the similarity threshold), above ``LOW_CONFIDENCE`` (0.35): a semantic hit is returned only when convincing."""
 
 CANDIDATE_FACTOR = 4
 """BM25 picks ``limit * CANDIDATE_FACTOR`` candidates from each table, which are then re-ranked by score."""
@@ -186,8 +206,32 @@ def _keep(cutoff: list[float], shown: float, limit: int) -> float:
     return cutoff[0]
 
 
-def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> list[SearchHit]:
-    """Search an already refreshed index, exactly then morphologically; see :func:`search_memory`.
+def semantic_score(similarity: float) -> float:
+    """Return the score of a chunk the semantic pass found at ``similarity`` (see the module docstring)."""
+    above = (similarity - SEMANTIC_MIN_SIMILARITY) / (1 - SEMANTIC_MIN_SIMILARITY)
+    return SEMANTIC_SCORE_FACTOR * (RELEVANCE_FLOOR + (1 - RELEVANCE_FLOOR) * above)
+
+
+def _add_semantic(conn: sqlite3.Connection, query: str, found: dict[int, _Found], count: int) -> None:
+    # The semantic pass: the ``count`` chunks nearest the query, each keeping the higher of its scores. Without the
+    # extra (``load_embedder`` has warned once), the keyword passes have answered.
+    embedder = load_embedder()
+    if embedder is None:
+        return
+    update_vectors(conn, embedder)
+    near = nearest_chunks(conn, embedder, query, count=count, min_similarity=SEMANTIC_MIN_SIMILARITY)
+    scores = {chunk_id: semantic_score(similarity) for chunk_id, similarity in near}
+    wanted = [chunk_id for chunk_id, score in scores.items() if chunk_id not in found or score > found[chunk_id][5]]
+    if not wanted:
+        return
+    sql = f"SELECT id, path, start_line, end_line, text FROM chunks WHERE id IN ({','.join('?' * len(wanted))})"
+    for chunk_id, path, start, end, text in conn.execute(sql, wanted).fetchall():
+        score = scores[chunk_id]
+        found[chunk_id] = (-_shown(score), path, start, end, text, score)
+
+
+def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8, semantic: bool = False) -> list[SearchHit]:
+    """Search an already refreshed index, exactly then morphologically (then semantically); see :func:`search_memory`.
 
     Candidates come in BM25 order, so the most the next one can score (its coverage taken as 1) only falls, while
     the ``limit``-th best score found so far (``cutoff[0]``, a min-heap of the best) only rises: once a candidate
@@ -199,6 +243,9 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
     the same result: the index terms of an ASCII text are read from the text itself (:func:`index_ascii_coverage`),
     and a chunk that the morphological table matches for a query of one morphological term holds that term (the
     table and ``chunk_terms`` are fed the same tokens, which hold no character FTS5's ``ascii`` tokenizer splits at).
+
+    With ``semantic`` the semantic pass runs last (when the extra is installed; else one warning, and keywords only),
+    computing first the vectors of chunks that have none (it writes them to the index).
     """
     terms = index_salient_terms(query)
     if not terms or limit <= 0:
@@ -221,8 +268,8 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
         shown = _shown(score)
         found[chunk_id] = (-shown, path, start, end, text, score)
         least = _keep(cutoff, shown, limit)
-    # A morph score is at most MORPH_SCORE_FACTOR: it can neither pass nor lift an exact score above that, so when
-    # ``limit`` chunks score above it the morphological table cannot change the answer and is not asked.
+    # A morph or semantic score is at most MORPH_SCORE_FACTOR (= SEMANTIC_SCORE_FACTOR): it can neither pass nor lift
+    # an exact score above that, so when ``limit`` chunks score above it neither pass can change the answer.
     if least > MORPH_SCORE_FACTOR:
         return _ranked(found.values(), limit)
     morph_terms = morph_salient_terms(query)
@@ -250,10 +297,12 @@ def search_index(conn: sqlite3.Connection, query: str, *, limit: int = 8) -> lis
             least = _keep(cutoff, shown, limit)
         if known is None or score > known[5]:
             found[chunk_id] = (-shown, path, start, end, text, score)
+    if semantic:
+        _add_semantic(conn, query, found, count)
     return _ranked(found.values(), limit)
 
 
-def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHit]:
+def search_memory(ws: Workspace, query: str, *, limit: int = 8, semantic: bool = False) -> list[SearchHit]:
     """Search the workspace's memory, refreshing the index incrementally first; best hits first.
 
     The refresh finds at once a note added, removed or renamed, and an edit to MEMORY.md or to one of the notes most
@@ -261,7 +310,8 @@ def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHi
     ``FULL_LOOK_INTERVAL_S`` (30 s), when the refresh ``stat``-s every note again (see ``_index.py``).
 
     Dreaming's own output (DREAMS.md, ``memory/dreaming/``, ``memory/.dreams/``) is never indexed, so it is never
-    returned. An empty query, or one with no letters or digits, returns no hits.
+    returned. An empty query, or one with no letters or digits, returns no hits. ``semantic`` adds the semantic pass
+    (:func:`search_index`).
 
     Raises:
         ToolError: the index cannot be opened at all.
@@ -269,13 +319,16 @@ def search_memory(ws: Workspace, query: str, *, limit: int = 8) -> list[SearchHi
     conn = open_index(ws)
     try:
         refresh_index(ws, conn, full_look_every_s=FULL_LOOK_INTERVAL_S)
-        return search_index(conn, query, limit=limit)
+        return search_index(conn, query, limit=limit, semantic=semantic)
     finally:
         conn.close()
 
 
 class MemoryIndex:
-    """An open memory index that refreshes itself lazily; safe to share between threads."""
+    """An open memory index that refreshes itself lazily; safe to share between threads.
+
+    ``semantic`` adds the semantic pass to its searches (:func:`search_index`).
+    """
 
     def __init__(
         self,
@@ -283,8 +336,10 @@ class MemoryIndex:
         *,
         max_staleness_s: float = DEFAULT_MAX_STALENESS_S,
         clock: Callable[[], float] = time.monotonic,
+        semantic: bool = False,
     ) -> None:
         self._ws = ws
+        self._semantic = semantic
         self._max_staleness_s = max_staleness_s
         self._clock = clock
         self._lock = threading.Lock()
@@ -317,7 +372,7 @@ class MemoryIndex:
             ):
                 self._refresh_locked(full_look_every_s=FULL_LOOK_INTERVAL_S)
             assert self._conn is not None
-            return search_index(self._conn, query, limit=limit)
+            return search_index(self._conn, query, limit=limit, semantic=self._semantic)
 
     def close(self) -> None:
         """Close the index."""
