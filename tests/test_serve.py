@@ -21,7 +21,14 @@ import pytest
 
 from dreaming.errors import ConfigError
 from dreaming.memory import ConsolidationLock, Workspace
-from dreaming.serve import HealthServer, ScheduledWorkspace, Scheduler, lock_holder, scheduled_workspace
+from dreaming.serve import (
+    DEFAULT_HEALTH_PORT,
+    HealthServer,
+    ScheduledWorkspace,
+    Scheduler,
+    lock_holder,
+    scheduled_workspace,
+)
 
 
 @dataclass(frozen=True)
@@ -280,3 +287,10 @@ def test_serve_refuses_an_invalid_cron(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "dreaming", "serve", "--fleet", str(fleet)], env=env,
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 2 and "0 25" in done.stderr
+
+
+def test_the_servers_default_ports_differ() -> None:
+    """serve's /healthz, the viewer and the MCP server run on one machine with their defaults."""
+    from dreaming.cli import mcp, view
+
+    assert len({DEFAULT_HEALTH_PORT, view.DEFAULT_PORT, mcp.DEFAULT_PORT}) == 3

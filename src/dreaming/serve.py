@@ -43,7 +43,9 @@ __all__ = [
     "scheduled_workspace",
 ]
 
-DEFAULT_HEALTH_PORT = 8766
+DEFAULT_HEALTH_PORT = 8767
+"""Where ``dreaming serve`` answers ``GET /healthz``: not ``dreaming mcp --http``'s (8765) nor ``dreaming view``'s
+(8766), so the three run on one machine with their defaults."""
 MAX_SLEEP_SECONDS = 60.0
 """The loop wakes at least this often, so a clock jump (a suspended machine) is noticed within a minute."""
 
