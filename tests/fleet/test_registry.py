@@ -57,7 +57,7 @@ def test_init_sets_everything_up_and_a_second_init_changes_nothing(pg_url: str, 
     _workspaces(tmp_path, "a", "b", "c")
     fleet = write_fleet(tmp_path, pg_url, FLEET)
     first = init(pg_url, fleet, T0)
-    assert first.changed and first.queue_schema and first.migrations == [1, 2] and first.budget == "set"
+    assert first.changed and first.queue_schema and first.migrations == [1, 2, 3] and first.budget == "set"
     assert first.registered == [str(tmp_path / n) for n in ("a", "b", "c")]
     before = _state(pg_url)
     tables = {r[0] for r in before[4]}
@@ -142,7 +142,7 @@ def test_the_fleet_file_names_its_database_and_needs_no_ledger_file(tmp_path: Pa
         database_url(None, {})
     wrong = tmp_path / "wrong.toml"
     wrong.write_text('[fleet]\nurl = "postgresql://db/fleet"\n[[workspaces]]\npath = "a"\n')
-    with pytest.raises(ConfigError, match=r"\[fleet\] takes database_url only"):
+    with pytest.raises(ConfigError, match=r"\[fleet\] takes database_url and keep_days"):
         load_fleet(wrong)
     plain = tmp_path / "plain.toml"
     plain.write_text(body)

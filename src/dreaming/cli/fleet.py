@@ -121,10 +121,13 @@ def _fleet_database(fleet: Path | None) -> tuple[str, FleetConfig | None]:
 
     try:
         config = load_fleet(fleet, distributed=True) if fleet is not None else None
-        return database_url(config, os.environ), config
+        url = database_url(config, os.environ)
     except ConfigError as exc:
         err_console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False)
         raise typer.Exit(EXIT_USAGE) from exc
+    for warning in config.warnings if config is not None else ():
+        err_console.print(f"[yellow]warning:[/] {escape(f'fleet config {fleet}: {warning}')}", highlight=False)
+    return url, config
 
 
 @contextlib.contextmanager
@@ -148,7 +151,8 @@ def fleet_init(fleet: FleetFileOption = None, json_out: JsonOption = False) -> N
 
     Applies the fleet's migrations, procrastinate's schema and LangGraph's checkpoint tables; registers each
     workspace with its cron and timezone (a workspace removed from the file is unregistered); writes [budget] as the
-    fleet's global budget (without it, each workspace keeps its own ledger). Without --fleet, only the tables.
+    fleet's global budget (without it, each workspace keeps its own ledger) and [fleet] keep_days as the retention
+    the workers' daily prune applies (default 30). Without --fleet, only the tables.
     """
     from dreaming.fleet.postgres import init_fleet
 
@@ -164,6 +168,8 @@ def fleet_init(fleet: FleetFileOption = None, json_out: JsonOption = False) -> N
                          ("unregistered", result.unregistered)):  # fmt: skip
         lines += [f"{label}: {path}" for path in paths]
     lines.append(f"global budget: {result.budget}")
+    if result.keep_days is not None:
+        lines.append(f"retention: {result.keep_days} days" + (" (changed)" if result.retention_changed else ""))
     lines.append("changed" if result.changed else "nothing changed")
     typer.echo("\n".join(lines))
 
@@ -203,7 +209,11 @@ def fleet_enqueue(fleet: FleetFileOption = None, now: NowOption = None, json_out
 
 @fleet_app.command("status")
 def fleet_status(fleet: FleetFileOption = None, json_out: JsonOption = False) -> None:
-    """Show each registered workspace's nights (queued, running, failed, done; the last one) and the global spend."""
+    """Show each registered workspace's nights (queued, running, failed, done; the last one) and the global spend.
+
+    The failed and done counts cover the retention period ([fleet] keep_days, default 30 days): the workers prune
+    older finished jobs once a day. The last night is kept whatever its age.
+    """
     from dreaming.fleet.postgres import fleet_status as read_status
 
     url, _ = _fleet_database(fleet)
@@ -230,6 +240,9 @@ def _render_status(status: dict[str, Any]) -> str:
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(5)]
     lines = ["  ".join([*(cell.ljust(width) for cell, width in zip(row[:5], widths, strict=True)), row[5]]).rstrip()
              for row in [head, *rows]]  # fmt: skip
+    if status["keep_days"] is not None:
+        days = status["keep_days"]
+        lines.append(f"failed and done: the jobs of the last {days} days (older ones are pruned once a day)")
     budget = status["budget"]
     if budget is None:
         lines.append("global budget: none (each workspace keeps its own ledger)")

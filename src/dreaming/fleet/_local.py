@@ -10,6 +10,7 @@ stays under one cap. The fleet config::
     concurrency = 4                        # optional; --concurrency wins
     [fleet]                                # optional: the distributed fleet (``dreaming.fleet.postgres``)
     database_url = "postgresql://fleet@db.internal/dreaming"   # DREAMING_DATABASE_URL wins
+    keep_days = 30                         # optional: finished jobs, night log rows and slots kept this long
     [budget]                               # optional: without it each workspace keeps its own ledger and cap
     ledger = "state/fleet-budget.json"     # relative to the fleet file's folder (not needed by a distributed fleet)
     max_cost_usd = 5.0
@@ -51,6 +52,7 @@ from typing import Any, Literal
 
 from croniter import croniter
 
+from dreaming._config_reader import TableReader
 from dreaming.config import BudgetConfig, DreamingConfig, next_run, validate_cron, zone_info
 from dreaming.errors import ConfigError
 from dreaming.llm.ledger import SHARED_CAP_ENV, SHARED_LEDGER_ENV, SHARED_WINDOW_ENV, BudgetLedger
@@ -76,6 +78,10 @@ __all__ = [
 EXIT_SEVERITY = (0, 4, 3, 1)
 """A fleet's exit codes, least severe first: done, budget refused a night's model work, busy, failed."""
 DEFAULT_CONCURRENCY = 4
+DEFAULT_KEEP_DAYS = 30
+"""Days a distributed fleet keeps its finished jobs, night log rows and night slots (``[fleet] keep_days``)."""
+MIN_KEEP_DAYS = 2
+"""The shortest retention: a day of margin over the once-a-day prune, so yesterday's nights always stay listed."""
 _DEFAULT_BUDGET = BudgetConfig()
 Outcome = Literal["done", "busy", "failed"]
 
@@ -148,6 +154,11 @@ class FleetConfig:
     """How many nights run at once."""
     database_url: str | None = None
     """``[fleet] database_url``: the distributed fleet's Postgres (``DREAMING_DATABASE_URL`` wins), or None."""
+    keep_days: int = DEFAULT_KEEP_DAYS
+    """``[fleet] keep_days``: how many days a distributed fleet keeps its finished jobs, night log and slots
+    (``dreaming fleet init`` stores it where the workers' tick reads it)."""
+    warnings: tuple[str, ...] = ()
+    """Values that were not usable and fell back to their default (``keep_days``), one sentence each."""
 
 
 def _positive(table: Mapping[str, Any], key: str, default: float, where: str) -> float:
@@ -177,7 +188,8 @@ def load_fleet(path: Path, *, distributed: bool = False) -> FleetConfig:
     """Read a fleet config (TOML, see the module docstring); relative paths are read from the file's folder.
 
     ``[budget] ledger`` is required unless the fleet is distributed (``distributed``, or ``[fleet] database_url`` in
-    the file): a distributed fleet's ledger is in Postgres.
+    the file): a distributed fleet's ledger is in Postgres. A ``[fleet] keep_days`` that is not a whole number of at
+    least 2 days falls back to 30, with a warning in ``warnings``.
 
     Raises:
         ConfigError: the file is missing, not TOML, or holds an invalid value (named with its key).
@@ -191,8 +203,13 @@ def load_fleet(path: Path, *, distributed: bool = False) -> FleetConfig:
     if unknown:
         raise ConfigError(f"fleet config {path}: unknown keys {sorted(unknown)}")
     fleet_table = data.get("fleet", {})
-    if not isinstance(fleet_table, dict) or set(fleet_table) - {"database_url"}:
-        raise ConfigError(f"fleet config {path}: [fleet] takes database_url only")
+    if not isinstance(fleet_table, dict) or set(fleet_table) - {"database_url", "keep_days"}:
+        raise ConfigError(f"fleet config {path}: [fleet] takes database_url and keep_days")
+    warnings: list[str] = []
+    # Lenient like dreaming.toml: a bad retention must not stop a fleet, and the default keeps more, never less.
+    keep_days = TableReader(fleet_table, "fleet", warnings).number(
+        "keep_days", DEFAULT_KEEP_DAYS, minimum=MIN_KEEP_DAYS, integer=True
+    )
     database_url = fleet_table.get("database_url")
     if database_url is not None and (not isinstance(database_url, str) or not database_url.strip()):
         raise ConfigError(f"fleet config {path}: [fleet] database_url = {database_url!r} is not a URL")
@@ -237,8 +254,9 @@ def load_fleet(path: Path, *, distributed: bool = False) -> FleetConfig:
             window_minutes=_positive(table, "window_minutes", 60.0, where),
         )
     return FleetConfig(
-        members=tuple(members.values()), budget=budget, concurrency=concurrency, database_url=database_url
-    )
+        members=tuple(members.values()), budget=budget, concurrency=concurrency, database_url=database_url,
+        keep_days=keep_days, warnings=tuple(warnings),
+    )  # fmt: skip
 
 
 # The fleet run

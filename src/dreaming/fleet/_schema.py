@@ -77,6 +77,18 @@ MIGRATIONS: tuple[tuple[int, str, str], ...] = (
         CREATE INDEX dreaming_night_log_job ON dreaming_night_log (job_id) WHERE finished_at IS NULL;
         """,
     ),
+    (
+        3,
+        "the retention of finished jobs, the night log and the slots",
+        """
+        CREATE TABLE dreaming_retention (
+            id smallint PRIMARY KEY CHECK (id = 1),
+            keep_days integer NOT NULL CHECK (keep_days >= 2),
+            pruned_at timestamptz
+        );
+        INSERT INTO dreaming_retention (id, keep_days) VALUES (1, 30);
+        """,
+    ),
 )
 """``(version, what it adds, SQL)``, in order. Never edit a released migration: add the next one.
 
@@ -84,6 +96,9 @@ Migration 1 is :mod:`dreaming.llm.ledger_postgres`'s: ``dreaming_budget`` is the
 ``dreaming_budget_entries`` the window's entries (the whole entry as ``entry``; ``reserved``, ``at`` and ``cost_usd``
 beside it so that the window's spend is summed in the database, from the index alone). ``< 'Infinity'`` also
 refuses NaN, which Postgres sorts above every number.
+
+Migration 3's ``dreaming_retention`` is one row: ``keep_days`` (``dreaming fleet init`` writes the fleet file's
+``[fleet] keep_days``; 30 until then) and ``pruned_at``, the ``now`` of the tick that last claimed the daily prune.
 """
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

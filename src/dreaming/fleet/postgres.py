@@ -7,18 +7,19 @@ What lives where (every table unqualified, in the ``search_path``'s first schema
 - ``dreaming fleet init`` (:func:`init_fleet`) applies the fleet's migrations (``_schema.py``), procrastinate's
   schema and LangGraph's checkpoint tables, registers the fleet file's workspaces in ``dreaming_workspaces`` (path,
   cron, timezone: a workspace without its own in the fleet file gets its dreaming.toml's, read at init) and writes its
-  ``[budget]`` as the ``dreaming_budget`` row (none: the row is deleted and each workspace keeps its own ledger).
-  Running it twice changes nothing.
+  ``[budget]`` as the ``dreaming_budget`` row (none: the row is deleted and each workspace keeps its own ledger) and
+  ``[fleet] keep_days`` in the ``dreaming_retention`` row. Running it twice changes nothing.
 - A minute tick (the procrastinate periodic task ``dreaming_tick``, deferred once per minute across all workers)
   runs :func:`tick`: it enqueues each registered workspace's latest cron slot, read in its timezone, once (the
   ``(workspace, slot)`` row of ``dreaming_slots`` is inserted in the same transaction as the job), never a slot
-  before the workspace was registered; and it retries the jobs of workers whose heartbeat stopped.
+  before the workspace was registered; it retries the jobs of workers whose heartbeat stopped; and once a day it
+  prunes the finished jobs, night log rows and slots older than ``keep_days`` (``_prune.py``).
 - The job ``dream_night(workspace, slot)`` (queueing lock and lock: the workspace's path; retried with exponential
   backoff) runs the night in a thread of the worker (``_night.py``): under the workspace's Postgres advisory lock,
   with its checkpoints in Postgres and a run id derived from the workspace and the slot.
 - ``dreaming fleet enqueue`` (:func:`enqueue_now`) queues a night now for every registered workspace not already
   queued or running; ``dreaming fleet status`` (:func:`fleet_status`) reads the queue, the night log and the global
-  budget's tables.
+  budget's tables (its done and failed counts cover the retention period).
 
 One night at a time per worker process (procrastinate concurrency 1); scale by running more processes. Workspace
 paths must be the same on every machine (a shared filesystem).
@@ -32,7 +33,7 @@ import os
 import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
@@ -56,6 +57,7 @@ from dreaming.fleet._night import (
     run_fleet_night,
     slot_text,
 )
+from dreaming.fleet._prune import PRUNE_BATCH, PruneReport, prune_old_rows
 from dreaming.fleet._schema import SCHEMA_VERSION, apply_migrations, schema_version
 from dreaming.memory import Workspace
 
@@ -65,6 +67,7 @@ __all__ = [
     "DEFAULT_STALLED_AFTER_SECONDS",
     "NIGHT_RETRY",
     "NIGHT_TASK",
+    "PRUNE_BATCH",
     "TICK_TASK",
     "AdvisoryLock",
     "EnqueueReport",
@@ -72,6 +75,7 @@ __all__ = [
     "FleetQueue",
     "NightAttempt",
     "NightDone",
+    "PruneReport",
     "TickReport",
     "WorkerSettings",
     "advisory_key",
@@ -84,6 +88,7 @@ __all__ = [
     "latest_slot",
     "night_run_id",
     "postgres_checkpointer",
+    "prune_old_rows",
     "require_schema",
     "retry_stalled",
     "run_fleet_night",
@@ -193,12 +198,22 @@ class FleetInit:
     """Workspaces no longer in the fleet file, removed from the registry (their night log stays)."""
     budget: BudgetChange
     """What happened to the ``dreaming_budget`` row (``none``: there is none, nor any in the fleet file)."""
+    keep_days: int | None
+    """The retention in days the ``dreaming_retention`` row now holds: the fleet file's, or as it was without one
+    (None: no row, so no prune, only after someone deleted it by hand)."""
+    retention_changed: bool = False
+    """True when ``keep_days`` was changed by this init."""
 
     @property
     def changed(self) -> bool:
         """Return True when anything changed."""
         return bool(
-            self.migrations or self.queue_schema or self.registered or self.updated or self.unregistered
+            self.migrations
+            or self.queue_schema
+            or self.registered
+            or self.updated
+            or self.unregistered
+            or self.retention_changed
         ) or self.budget in ("set", "updated", "removed")
 
     def to_json(self) -> dict[str, Any]:
@@ -206,7 +221,7 @@ class FleetInit:
         return {
             "migrations": self.migrations, "queue_schema": self.queue_schema, "registered": self.registered,
             "updated": self.updated, "unregistered": self.unregistered, "budget": self.budget,
-            "changed": self.changed,
+            "keep_days": self.keep_days, "changed": self.changed,
         }  # fmt: skip
 
 
@@ -253,15 +268,24 @@ def init_fleet(url: str, fleet: FleetConfig | None, *, now: datetime) -> FleetIn
             updated: list[str] = []
             unregistered: list[str] = []
             budget: BudgetChange = "unchanged"
+            row = conn.execute("SELECT keep_days FROM dreaming_retention WHERE id = 1").fetchone()
+            keep_days, retention_changed = (int(row[0]) if row else None), False
             if fleet is not None:
                 with conn.transaction():
                     registered, updated, unregistered = _sync_registry(conn, schedules, now)
                     budget = _sync_budget(conn, fleet)
+                    if fleet.keep_days != keep_days:
+                        conn.execute(
+                            "INSERT INTO dreaming_retention (id, keep_days) VALUES (1, %s)"
+                            " ON CONFLICT (id) DO UPDATE SET keep_days = EXCLUDED.keep_days",
+                            (fleet.keep_days,),
+                        )
+                        keep_days, retention_changed = fleet.keep_days, True
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (_INIT_LOCK_KEY,))
     return FleetInit(
         migrations=migrations, queue_schema=queue_schema, registered=registered, updated=updated,
-        unregistered=unregistered, budget=budget,
+        unregistered=unregistered, budget=budget, keep_days=keep_days, retention_changed=retention_changed,
     )  # fmt: skip
 
 
@@ -387,10 +411,15 @@ class TickReport:
     """Workspaces whose due night waits: their previous night is still queued (retried at the next tick)."""
     retried: list[int] = field(default_factory=list)
     """Jobs of dead workers put back in the queue."""
+    pruned: PruneReport | None = None
+    """What the daily prune deleted, when this tick ran it (None: another tick ran it in the last 24 hours)."""
 
     def summary(self) -> str:
-        """Return one line for the logs."""
-        return f"{len(self.enqueued)} enqueued, {len(self.waiting)} waiting, {len(self.retried)} stalled retried"
+        """Return one line for the logs (the prune named when it deleted something)."""
+        line = f"{len(self.enqueued)} enqueued, {len(self.waiting)} waiting, {len(self.retried)} stalled retried"
+        if self.pruned is not None and self.pruned.deleted:
+            line += f"; {self.pruned.summary()}"
+        return line
 
 
 @dataclass(frozen=True, kw_only=True, slots=True)
@@ -495,11 +524,21 @@ async def retry_stalled(queue: FleetQueue) -> list[int]:
     return retried
 
 
-async def tick(queue: FleetQueue, *, now: datetime) -> TickReport:
-    """Run the minute tick at ``now``: queue the due nights, retry the jobs of dead workers."""
+async def tick(queue: FleetQueue, *, now: datetime, prune_batch: int = PRUNE_BATCH) -> TickReport:
+    """Run the minute tick at ``now``: queue the due nights, retry the jobs of dead workers, prune once a day.
+
+    Args:
+        queue: the fleet's queue.
+        now: the tick's minute; the nights' slots and the prune's retention are read from it.
+        prune_batch: rows deleted by one statement of the prune (see :func:`prune_old_rows`).
+    """
     report = await enqueue_due(queue, now=now)
     report.retried.extend(await retry_stalled(queue))
-    if report.enqueued or report.retried:
+    async with await _connect(queue.url) as conn:
+        pruned = await prune_old_rows(conn, now=now, tasks=(NIGHT_TASK, TICK_TASK), batch=prune_batch)
+    if pruned is not None:
+        report = replace(report, pruned=pruned)
+    if report.enqueued or report.retried or (pruned is not None and pruned.deleted):
         _log.info("tick %s: %s", now.isoformat(), report.summary())
     return report
 
@@ -578,8 +617,10 @@ def fleet_status(url: str, *, now: datetime) -> dict[str, Any]:
     """Return what ``dreaming fleet status`` shows (read only): per workspace its jobs and last night; the budget.
 
     Per workspace: ``queued`` (jobs waiting, retries included), ``running``, ``failed`` (jobs that gave up) and
-    ``done`` (jobs that succeeded), and the newest attempt of the night log. The global budget (from the ledger's
-    tables): cap, window, the window's spend (reservations included) and the part of it still reserved.
+    ``done`` (jobs that succeeded: both over the retention period, ``keep_days``, as older jobs are pruned), and the
+    newest attempt of the night log (kept whatever its age). The global budget (from the ledger's tables): cap,
+    window, the window's spend (reservations included) and the part of it still reserved. ``keep_days``: the
+    retention (None: none is stored, so nothing is pruned).
 
     Raises:
         ConfigError: the database has not been set up by ``dreaming fleet init``.
@@ -604,6 +645,7 @@ def fleet_status(url: str, *, now: datetime) -> dict[str, Any]:
                 " ORDER BY workspace, started_at DESC, id DESC"
             ).fetchall()
         }
+        retention = conn.execute("SELECT keep_days FROM dreaming_retention WHERE id = 1").fetchone()
         budget_row = conn.execute("SELECT max_cost_usd, window_minutes FROM dreaming_budget WHERE id = 1").fetchone()
         budget: dict[str, Any] | None = None
         if budget_row is not None:
@@ -629,4 +671,5 @@ def fleet_status(url: str, *, now: datetime) -> dict[str, Any]:
             "workspace": path, "cron": cron, "timezone": zone, "queued": queued, "running": running,
             "failed": failed, "done": done, "last_night": night,
         })  # fmt: skip
-    return {"workspaces": workspaces, "budget": budget}
+    keep_days = int(retention[0]) if retention is not None else None
+    return {"workspaces": workspaces, "budget": budget, "keep_days": keep_days}
