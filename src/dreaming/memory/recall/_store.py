@@ -113,8 +113,6 @@ class RecallStore:
     """``updatedAt`` as read."""
     problem: str | None = None
     """Why the store, or some of its rows, could not be used (what could not be read was treated as absent)."""
-    raw: dict[str, Any] | None = None
-    """The JSON document exactly as parsed, to tell whether a rewrite changes anything (JSON store only)."""
     unusable: RecallStoreError | None = None
     """Set when OpenClaw's database could not be read at all: :func:`write_store` raises it rather than replace
     what it could not see."""
@@ -210,7 +208,7 @@ def _read_json_store(ws: Workspace, *, now: datetime, move_unreadable: bool) -> 
     entries = dict(doc.get("entries", {}))  # JSON object keys are strings already
     extra = {k: v for k, v in doc.items() if k not in {"version", "updatedAt", "entries"}}
     updated = doc.get("updatedAt")
-    return RecallStore(entries, extra, updated if isinstance(updated, str) else None, None, doc)
+    return RecallStore(entries, extra, updated if isinstance(updated, str) else None)
 
 
 def _json_encoder() -> Callable[[object], str]:
