@@ -81,3 +81,53 @@ def run(scale: float) -> None:
             f"{np.mean(asked_neg >= threshold):.2%}, positives passing {np.mean(pos >= threshold):.1%}, "
             f"questions with an unrelated chunk passing {some:.0%}{mark}"
         )
+    _what_it_adds()
+
+
+def _what_it_adds() -> None:
+    """Search the same third-party source as notes, keyword only and hybrid: what the semantic pass finds in addition.
+
+    Every corpus file becomes a note (``memory/corpus/<path>.md``, same lines) of a scratch workspace, beside the
+    eval's own user notes (its ``local`` cases: code, memory, injected and near-match questions). For each
+    answerable question: is a chunk overlapping its answer among the 8 hits, without and with the semantic pass? For
+    every question: did the search find nothing without it and something with it (a gap it would no longer record)?
+    """
+    import tempfile
+
+    from dreaming.memory import Workspace
+    from dreaming.memory.search import search_memory
+
+    with tempfile.TemporaryDirectory() as scratch:
+        ws = Workspace(Path(scratch))
+        for file in sorted((DATA / "corpus").rglob("*.py")):
+            note = ws.root / "memory" / "corpus" / f"{file.relative_to(DATA / 'corpus').as_posix()}.md"
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_bytes(file.read_bytes())
+        for file in sorted((DATA / "memory").rglob("*.md")):  # the user's notes of the eval's memory cases
+            note = ws.root / "memory" / file.relative_to(DATA / "memory")
+            note.parent.mkdir(parents=True, exist_ok=True)
+            note.write_bytes(file.read_bytes())
+        cases = [
+            json.loads(line)
+            for project in (*PROJECTS, "local")
+            for line in (DATA / "cases" / f"{project}.jsonl").read_text(encoding="utf-8").splitlines()
+        ]
+        found = {False: 0, True: 0}
+        answerable = 0
+        emptied = {"keep": 0, "not_keep": 0}
+        for case in cases:
+            hits = {semantic: search_memory(ws, case["query"], semantic=semantic) for semantic in (False, True)}
+            if hits[True] and not hits[False]:
+                emptied[case["expect"]] += 1
+            if case["expect"] != "keep" or not case.get("path"):
+                continue
+            answerable += 1
+            first, last = case["lines"]
+            where = case["path"] if case["path"].startswith("memory/") else f"memory/corpus/{case['path']}.md"
+            for semantic, listed in hits.items():
+                found[semantic] += any(h.path == where and h.start_line <= last and h.end_line >= first for h in listed)
+        print(
+            f"as notes, {len(cases)} questions: the answer among the 8 hits for {found[False]} of {answerable} "
+            f"answerable ones keyword only, {found[True]} hybrid; a miss turned into hits for {emptied['keep']} "
+            f"answerable and {emptied['not_keep']} unanswerable ones"
+        )
