@@ -18,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from dreaming.cli import app
+from dreaming.config import load_config
 from dreaming.errors import LockBusyError
 from dreaming.fleet.postgres import (
     NIGHT_TASK,
@@ -29,6 +30,7 @@ from dreaming.fleet.postgres import (
     run_fleet_night,
     tick,
 )
+from dreaming.memory import ConsolidationLock, Workspace
 from tests._workspaces import NIGHT, build_verdict_workspace, snapshot
 from tests.fleet._fleet import init, rows, run, without_run_ids, work, write_fleet
 
@@ -107,6 +109,43 @@ def test_a_second_attempt_while_one_holds_the_workspace_is_busy_and_retried(pg_u
     run(pg_url, "UPDATE procrastinate_jobs SET scheduled_at = now() WHERE id = %s", job_id)  # the backoff is over
     assert work(pg_url) == 1
     assert _log(pg_url) == [(2, "done", 0, night_run_id(str(ws), SLOT))]
+
+
+def test_a_local_run_holding_the_lock_file_keeps_the_worker_off(pg_url: str, tmp_path: Path) -> None:
+    """A ``dreaming run`` or a chat's "dream now" on the workspace's machine holds its lock file: the job is busy."""
+    ws = _fleet(tmp_path, pg_url)
+    local = ConsolidationLock(Workspace.at(ws).lock_file, timeout_s=0.0)
+    local.acquire()
+    try:
+        before = snapshot(ws)
+        with pytest.raises(LockBusyError):
+            run_fleet_night(pg_url, str(ws), SLOT, attempt=NightAttempt(), env={})
+        assert _log(pg_url) == [] and snapshot(ws) == before  # nothing logged, nothing written
+        other = AdvisoryLock(pg_url, str(ws))
+        other.acquire()  # the worker let its advisory lock go
+        other.release()
+    finally:
+        local.release()
+    assert run_fleet_night(pg_url, str(ws), SLOT, attempt=NightAttempt(attempt=2), env={}).outcome == "done"
+
+
+def test_the_worker_s_night_keeps_a_local_run_off(pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a worker dreams the workspace, a run on its machine finds the lock file held."""
+    ws = _fleet(tmp_path, pg_url)
+    probes: list[str] = []
+
+    def probe_then_load(path: Path) -> Any:  # called inside the night, with the worker's locks held
+        with pytest.raises(LockBusyError) as busy:
+            ConsolidationLock(Workspace.at(ws).lock_file, timeout_s=0.0).acquire()
+        probes.append(str(busy.value))
+        return load_config(path)
+
+    monkeypatch.setattr("dreaming.fleet._night.load_config", probe_then_load)
+    assert run_fleet_night(pg_url, str(ws), SLOT, attempt=NightAttempt(), env={}).outcome == "done"
+    assert len(probes) == 1
+    after = ConsolidationLock(Workspace.at(ws).lock_file, timeout_s=0.0)
+    after.acquire()  # released with the night
+    after.release()
 
 
 def test_a_slot_already_done_is_skipped(pg_url: str, tmp_path: Path) -> None:

@@ -1,8 +1,10 @@
 """One night run by a fleet worker: the advisory lock, the night log, and ``run_night`` with the fleet's seams.
 
 The night is the embedded one (:func:`dreaming.night.run_night`: the same graph, the same files), with three parts
-swapped: a session-level Postgres advisory lock on the workspace instead of its lock file (``flock`` cannot be trusted
-on a network filesystem), the LangGraph checkpoints in Postgres instead of the workspace's SQLite file (a retry on
+swapped: a session-level Postgres advisory lock on the workspace, taken first, beside its lock file (``flock`` cannot
+be trusted on a network filesystem, so the advisory lock keeps the fleet's workers apart; the lock file, taken without
+waiting, keeps a ``dreaming run`` or a chat's "dream now" on the workspace's own machine apart from the worker), the
+LangGraph checkpoints in Postgres instead of the workspace's SQLite file (a retry on
 another machine resumes from them), and a run id derived from the workspace and the night slot (a retried night
 resumes under the same id and writes the same bytes). The night's ``now`` is its slot, so a night run late or twice
 is the same night; the budget's window still runs on the real clock (money is spent in real time).
@@ -29,7 +31,7 @@ import psycopg
 from dreaming.config import load_config
 from dreaming.errors import LockBusyError
 from dreaming.llm.ledger import FLEET_DATABASE_ENV
-from dreaming.memory import Workspace
+from dreaming.memory import ConsolidationLock, Workspace
 from dreaming.memory.research import redact_secrets
 from dreaming.night import (
     SaverFactory,
@@ -131,10 +133,12 @@ class AdvisoryLock:
         conn.close()
 
 
+@dataclass(slots=True)
 class _Held:
-    """The advisory lock as ``run_night`` sees it: already taken by the job, released by the job after the log."""
+    """The night's locks as ``run_night`` sees them: already taken by the job, released by the job after the log."""
 
     took_over: str | None = None
+    """The stale lock file taken over, if any (a process that died holding it)."""
 
     def acquire(self) -> None:
         """Do nothing: the job holds the lock."""
@@ -216,13 +220,16 @@ def run_fleet_night(
             gateway spends from the fleet's global budget when the database holds one.
 
     Raises:
-        LockBusyError: another worker holds the workspace; nothing was logged or written (the job retries later).
+        LockBusyError: another worker holds the workspace, or a run on this machine holds its lock file; nothing was
+            logged or written (the job retries later).
         Exception: whatever ended the night (logged as ``failed`` first).
     """
     slot = slot.astimezone(UTC)
     run_id = night_run_id(workspace, slot)
+    ws = Workspace.at(Path(workspace))
     lock = AdvisoryLock(url, workspace)
     lock.acquire()
+    file_lock = ConsolidationLock(ws.lock_file, timeout_s=0.0)
     try:
         conn = lock.connection
         host, pid = attempt.host or socket.gethostname(), attempt.pid or os.getpid()
@@ -230,11 +237,13 @@ def run_fleet_night(
         if conn.execute(_ALREADY_DONE, (workspace, slot)).fetchone():
             conn.execute(_START, (*who, "skipped", 0, "skipped"))
             return NightDone(workspace=workspace, slot=slot, run_id=run_id, outcome="skipped", exit_code=0)
+        if ws.is_workspace:  # else the night fails on it below, and says so in the log
+            file_lock.acquire()  # busy: a local run holds the workspace; nothing logged, the job retries
         row = conn.execute(_START, (*who, "running", None, "running")).fetchone()
         assert row is not None
         log_id = row[0]
         try:
-            done = _dream(url, workspace, slot, run_id, env)
+            done = _dream(url, ws, workspace, slot, run_id, env, took_over=file_lock.took_over)
         except BaseException as exc:
             detail = redact_secrets(f"{type(exc).__name__}: {exc}")[:500]  # a URL in an error may carry a password
             conn.execute(_FINISH, ("failed", 1, detail, log_id))
@@ -242,17 +251,20 @@ def run_fleet_night(
         conn.execute(_FINISH, ("done", done.exit_code, "", log_id))
         return done
     finally:
+        file_lock.release()
         lock.release()
 
 
-def _dream(url: str, workspace: str, slot: datetime, run_id: str, env: Mapping[str, str]) -> NightDone:
-    ws = Workspace.at(Path(workspace))
+def _dream(
+    url: str, ws: Workspace, workspace: str, slot: datetime, run_id: str, env: Mapping[str, str], *,
+    took_over: str | None,
+) -> NightDone:  # fmt: skip
     ws.require()
     config = load_config(ws.config_file)
     complete = night_context(env={**env, DATABASE_URL_ENV: url})
     outcome = asyncio.run(
         run_night(
-            ws, config, now=slot, trigger="run", make_context=complete, lock=_Held(),
+            ws, config, now=slot, trigger="run", make_context=complete, lock=_Held(took_over),
             checkpointer=postgres_checkpointer(url), run_id=run_id,
         )
     )  # fmt: skip
