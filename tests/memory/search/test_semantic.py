@@ -28,7 +28,7 @@ from dreaming.config import DreamingConfig
 from dreaming.memory import Workspace
 from dreaming.memory.search import open_index, query_coverage, refresh_index, search_memory
 from dreaming.memory.search._search import RELEVANCE_FLOOR
-from dreaming.memory.search._semantic import SEMANTIC_DIMS, Embedder, load_embedder, update_vectors
+from dreaming.memory.search._semantic import EMBED_MAX_CHARS, SEMANTIC_DIMS, Embedder, load_embedder, update_vectors
 from dreaming.tools.memory_search import search_and_record
 from tests.conftest import NOW
 
@@ -130,6 +130,14 @@ def _vectors(ws: Workspace) -> dict[int, bytes]:
 def _chunk_ids(ws: Workspace, path: str) -> set[int]:
     with sqlite3.connect(ws.search_index) as conn:
         return {row[0] for row in conn.execute("SELECT id FROM chunks WHERE path = ?", (path,))}
+
+
+def test_a_huge_line_is_embedded_from_its_start(embedder: Embedder) -> None:
+    """wordllama pads a batch to its longest text: a hostile 5 MB line must not cost gigabytes (EMBED_MAX_CHARS)."""
+    head = (CAR + " ") * (EMBED_MAX_CHARS // (len(CAR) + 1) + 1)
+    longer = head + "alpha beta gamma delta " * 2_000  # past the cut: words that would move the mean
+    vectors = embedder.embed([longer, head[:EMBED_MAX_CHARS]])
+    assert np.array_equal(vectors[0], vectors[1])
 
 
 def test_vectors_follow_edits(workspace: Workspace, embedder: Embedder) -> None:

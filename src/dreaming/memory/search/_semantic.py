@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EMBED_BATCH",
+    "EMBED_MAX_CHARS",
     "SEMANTIC_DIMS",
     "SEMANTIC_MIN_SIMILARITY",
     "SEMANTIC_MODEL",
@@ -65,6 +66,11 @@ everyday notes land around 0.45-0.6 ("salary raise" / "Got a pay increase of fiv
 EMBED_BATCH = 256
 """Chunks embedded per call (and written per transaction) while the index's vectors are filled."""
 
+EMBED_MAX_CHARS = 2_000
+"""A text is embedded from its first this many characters. wordllama neither truncates nor streams: it pads a batch
+to its longest text, so one 5 MB line in a note took 9 GB of memory and 15 s to embed. Chunks of prose and code run
+to about 1,100 characters (the calibration corpus's longest), so no ordinary chunk is cut."""
+
 _log = logging.getLogger(__name__)
 _load_lock = threading.Lock()
 
@@ -79,12 +85,16 @@ class Embedder:
     """The ``wordllama.WordLlamaInference``."""
 
     def embed(self, texts: Sequence[str]) -> NDArray[np.float32]:
-        """Return one unit vector (float32) per text, a row each; a text with no token gets a zero vector."""
+        """Return one unit vector (float32) per text, from its first :data:`EMBED_MAX_CHARS` characters; a row each.
+
+        A text with no token gets a zero vector.
+        """
         import numpy as np
 
         if not texts:
             return np.zeros((0, SEMANTIC_DIMS), dtype=np.float32)
-        vectors = np.asarray(self.model.embed(list(texts), norm=False), dtype=np.float32)
+        cut = [text[:EMBED_MAX_CHARS] for text in texts]
+        vectors = np.asarray(self.model.embed(cut, norm=False), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         unit: NDArray[np.float32] = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
         return unit
