@@ -75,7 +75,7 @@ SURFACES = {
     ],
     "dreaming.memory.insights": [
         "INDEX_END", "INDEX_START", "FrontValue", "InsightFile", "PriorInsights", "Scalar", "active_insights",
-        "load_prior_insights", "parse_front_matter", "parse_scalar", "read_front_matter", "read_insight", "render_front_matter",
+        "insight_paths", "load_prior_insights", "parse_front_matter", "parse_scalar", "read_front_matter", "read_insight", "render_front_matter",
         "render_insight", "render_scalar", "unquote", "write_insight", "write_memory_index",
     ],
     "dreaming.tools": [

@@ -32,7 +32,7 @@ from dreaming.config import DreamingConfig, load_config
 from dreaming.errors import DreamingError, LockBusyError
 from dreaming.memory import Workspace
 from dreaming.memory.gaps import GapStatus, KnowledgeGap, list_gaps, record_gap
-from dreaming.memory.insights import load_prior_insights
+from dreaming.memory.insights import insight_paths, load_prior_insights
 from dreaming.night import adream, busy_answer, utc_now, workspace_status
 from dreaming.tools.memory_search import MAX_TOOL_LIMIT, hits_to_json, search_and_record
 
@@ -45,10 +45,6 @@ INSIGHT_URI = "dreaming://insights/{insight_id}"
 MARKDOWN = "text/markdown"
 
 
-def _inside(ws: Workspace, path: Path) -> bool:
-    return path.resolve().is_relative_to(ws.root.resolve())
-
-
 def _read_inside(ws: Workspace, path: Path) -> str:
     """Return the text of ``path`` (bad bytes as U+FFFD), or "" when it does not exist.
 
@@ -57,7 +53,7 @@ def _read_inside(ws: Workspace, path: Path) -> str:
     """
     if not path.exists():
         return ""
-    if not _inside(ws, path):
+    if not ws.contains(path):
         raise ResourceError(f"{ws.relative(path)} leads outside the workspace; not read")
     return path.read_bytes().decode("utf-8", errors="replace")
 
@@ -67,10 +63,7 @@ def _insight_files(ws: Workspace) -> dict[str, Path]:
 
     Archived insights (``memory/insights/archive/``) are not among them.
     """
-    folder = ws.insights_dir
-    if not folder.is_dir() or not _inside(ws, folder):
-        return {}
-    return {path.stem: path for path in sorted(folder.glob("*.md")) if path.is_file() and _inside(ws, path)}
+    return {path.stem: path for path in insight_paths(ws, ws.insights_dir)}
 
 
 def _gap_json(gap: KnowledgeGap) -> dict[str, Any]:

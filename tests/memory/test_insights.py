@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from dreaming.config import VerdictsConfig
 from dreaming.memory import Workspace
@@ -8,6 +9,8 @@ from dreaming.memory.insights import (
     INDEX_END,
     INDEX_START,
     Scalar,
+    active_insights,
+    insight_paths,
     load_prior_insights,
     parse_scalar,
     read_insight,
@@ -122,3 +125,17 @@ def test_prior_insight_bodies_sit_one_level_under_their_insight_heading(workspac
         in text
     )
     assert "# Title" not in text
+
+
+def test_an_insight_file_linked_outside_the_workspace_is_never_read(workspace: Workspace, tmp_path: Path) -> None:
+    """Memory search leaves such a link out; so do the prompt, MEMORY.md's index and the viewer (insight_paths)."""
+    _research(workspace, "research-kept")
+    outside = tmp_path / "outside" / "research-leak.md"
+    outside.parent.mkdir()
+    write_insight(outside, {"id": "research-leak", "kind": "research", "title": "LEAKED"}, "TOP SECRET\n")
+    (workspace.insights_dir / "research-leak.md").symlink_to(outside)
+    assert [i.id for i in active_insights(workspace)] == ["research-kept"]
+    assert [p.name for p in insight_paths(workspace, workspace.insights_dir)] == ["research-kept.md"]
+    assert "TOP SECRET" not in load_prior_insights(workspace).text
+    write_memory_index(workspace)
+    assert "LEAKED" not in workspace.memory_md.read_text()

@@ -179,6 +179,27 @@ def test_evidence_is_read_only_inside_the_roots_and_the_workspace(workspace: Wor
     assert read_line("code/mod.py", 1) == "X = 1"
 
 
+def test_memory_md_and_the_diary_linked_outside_the_workspace_are_not_shown(
+    workspace: Workspace, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "passwd").write_text("root:x:0:0:TOP SECRET\n")
+    (outside / "diary.md").write_text("## 2026-01-01 03:00\n<!-- dreaming:run:r1 -->\nTOP SECRET DIARY\n")
+    workspace.memory_md.symlink_to(outside / "passwd")
+    workspace.dreams_md.symlink_to(outside / "diary.md")
+    workspace.state_dir.mkdir(parents=True)
+    workspace.events.write_text(
+        '{"type": "run.started", "run_id": "r1", "at": "2026-01-01T03:00:00+00:00"}\n'
+        '{"type": "run.finished", "run_id": "r1", "at": "2026-01-01T03:00:00+00:00"}\n'
+    )
+    site = _site(workspace)
+    html = {name: site.render(name) for name, _ in PAGES}
+    assert all("TOP SECRET" not in page for page in html.values())
+    assert "MEMORY.md links outside the workspace; not shown" in html["memory.html"]
+    assert "DREAMS.md links outside the workspace; not shown" in html["index.html"]
+
+
 def test_the_cli_makes_up_a_token_off_loopback_and_needs_none_on_it(
     demo_workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -40,6 +40,7 @@ __all__ = [
     "PriorInsights",
     "Scalar",
     "active_insights",
+    "insight_paths",
     "load_prior_insights",
     "parse_front_matter",
     "parse_scalar",
@@ -244,17 +245,26 @@ def write_insight(path: Path, front: Mapping[str, Scalar], body: str) -> bool:
 # The MEMORY.md index.
 
 
+def insight_paths(ws: Workspace, folder: Path, pattern: str = "*.md") -> list[Path]:
+    """Return the files of ``folder`` matching ``pattern`` whose real path is in the workspace, sorted by name.
+
+    A link leading out of the workspace is left out, as memory search leaves it out: an insight is read into the
+    agent's prompt, MEMORY.md's index and the viewer, and ``memory/insights/x.md -> /etc/passwd`` must reach none.
+    """
+    if not folder.is_dir() or not ws.contains(folder):
+        return []
+    return [path for path in sorted(folder.glob(pattern)) if path.is_file() and ws.contains(path)]
+
+
 def active_insights(ws: Workspace) -> list[InsightFile]:
     """Return every active insight in ``memory/insights/*.md`` (any kind), sorted by file name.
 
-    Files without front matter, and files whose ``status`` is not ``active``, are left out.
+    Files without front matter, files whose ``status`` is not ``active``, and links leading out of the workspace
+    (:func:`insight_paths`) are left out.
     """
-    folder = ws.insights_dir
-    if not folder.is_dir():
-        return []
     found = []
-    for path in sorted(folder.glob("*.md")):
-        insight = read_insight(path) if path.is_file() else None
+    for path in insight_paths(ws, ws.insights_dir):
+        insight = read_insight(path)
         if insight is not None and insight.status == "active":
             found.append(insight)
     return found

@@ -24,6 +24,7 @@ from dreaming.backtest._plot import plot_svg
 from dreaming.config import DreamingConfig
 from dreaming.memory import InputReport, InsightFile, Workspace, active_insights, iter_jsonl, read_insight
 from dreaming.memory.gaps import list_gaps
+from dreaming.memory.insights import insight_paths
 from dreaming.memory.recall import gate_reason, rank_short_term_candidates
 from dreaming.memory.verdicts import REGIMES
 from dreaming.view._charts import Bar, SpendPoint, hit_rate_chart, spend_chart
@@ -102,6 +103,30 @@ def viewer_now(ws: Workspace) -> datetime:
     return max(finished) if finished else datetime.now(UTC)
 
 
+def _workspace_text(ws: Workspace, path: Path) -> str | None:
+    """Return a markdown file's text as a page shows it; None when missing, unreadable or outside the workspace.
+
+    A link to a file outside the workspace is not followed (as memory search does not follow one): the viewer may be
+    served to others, and ``MEMORY.md -> /etc/passwd`` must not put that file on a page.
+    """
+    if not ws.contains(path):
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _outside(ws: Workspace, *paths: Path) -> list[str]:
+    """Return a problem line for each of ``paths`` that links outside the workspace (not shown)."""
+    return [
+        f"{path.relative_to(ws.root).as_posix() if path.is_relative_to(ws.root) else path} links outside the"
+        " workspace; not shown"
+        for path in paths
+        if not ws.contains(path)
+    ]
+
+
 def _diary_files(ws: Workspace) -> list[Path]:
     rotated = (
         sorted((ws.reports_dir / "diary").glob("DREAMS-until-*.md")) if (ws.reports_dir / "diary").is_dir() else []
@@ -113,10 +138,10 @@ def diary_entries(ws: Workspace) -> dict[str, str]:
     """Return each diary entry's markdown by run id (DREAMS.md and its rotated parts); text without a marker is left."""
     entries: dict[str, str] = {}
     for path in _diary_files(ws):
-        try:
-            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
+        text = _workspace_text(ws, path)
+        if text is None:
             continue
+        lines = text.splitlines()
         starts = [i for i, line in enumerate(lines) if line.startswith("## ")]
         for number, start in enumerate(starts):
             end = starts[number + 1] if number + 1 < len(starts) else len(lines)
@@ -135,7 +160,7 @@ def dreams_page(ws: Workspace) -> dict[str, Any]:
     listed = {n["run_id"] for n in known}
     rows = [{**night, "entry": entries.get(night["run_id"], "")} for night in reversed(known)]
     orphans = [{"run_id": run_id, "entry": text} for run_id, text in entries.items() if run_id not in listed]
-    return {"nights": rows, "orphans": orphans, "problems": _problems(report)}
+    return {"nights": rows, "orphans": orphans, "problems": [*_problems(report), *_outside(ws, *_diary_files(ws))]}
 
 
 def insight_anchor(insight_id: str) -> str:
@@ -212,11 +237,10 @@ def patterns_page(ws: Workspace, config: DreamingConfig) -> dict[str, Any]:
     )[:10]
     stale = [c for c in candidates if c.get("passes_gate") and c.get("id") not in promoted]
     archive: list[dict[str, Any]] = []
-    if ws.archive_dir.is_dir():
-        for path in sorted(ws.archive_dir.glob("*.md")):
-            insight = read_insight(path) if path.is_file() else None
-            if insight is not None:
-                archive.append(_insight_row(insight))
+    for path in insight_paths(ws, ws.archive_dir):
+        insight = read_insight(path)
+        if insight is not None:
+            archive.append(_insight_row(insight))
     return {
         "insights": insights,
         "charts": charts,
@@ -227,13 +251,6 @@ def patterns_page(ws: Workspace, config: DreamingConfig) -> dict[str, Any]:
         "archive": archive,
         "problems": [problem] if problem else [],
     }
-
-
-def _read_memory_md(ws: Workspace) -> str:
-    try:
-        return ws.memory_md.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def memory_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[str, Any]:
@@ -260,7 +277,7 @@ def memory_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[st
     # Entries no gate-free ranking scores: left out on read (contaminated, over the cap, ...) or not a daily note.
     unranked = Counter(gate_reason(gate, config.deep) for _, gate in everything.skipped)
     return {
-        "memory_md": _read_memory_md(ws),
+        "memory_md": _workspace_text(ws, ws.memory_md) or "",
         "recalls": rows,
         "total": len(everything.candidates) + len(everything.skipped),
         "shown": len(rows),
@@ -273,7 +290,7 @@ def memory_page(ws: Workspace, config: DreamingConfig, now: datetime) -> dict[st
             "max_age_days": config.deep.max_age_days,
             "limit": config.deep.limit,
         },
-        "problems": [],
+        "problems": _outside(ws, ws.memory_md),
     }
 
 

@@ -28,7 +28,14 @@ from typing import Any, Literal
 
 from dreaming.memory._terms import stemmed_salient_terms
 from dreaming.memory.files import atomic_write_text
-from dreaming.memory.insights import FrontValue, Scalar, read_front_matter, render_front_matter, unquote
+from dreaming.memory.insights import (
+    FrontValue,
+    Scalar,
+    insight_paths,
+    read_front_matter,
+    render_front_matter,
+    unquote,
+)
 from dreaming.memory.research._evidence import content_hash, redact_secrets
 from dreaming.memory.research._records import ResearchFinding
 from dreaming.memory.workspace import Workspace
@@ -190,7 +197,7 @@ def _parse(path: Path) -> ResearchInsight | None:
 def read_research_insights(ws: Workspace) -> list[ResearchInsight]:
     """Return the active research insights of the workspace, by file name."""
     found = []
-    for path in sorted(ws.insights_dir.glob("research-*.md")):
+    for path in insight_paths(ws, ws.insights_dir, "research-*.md"):
         insight = _parse(path)
         if insight is not None and insight.meta.get("status", "active") == "active":
             found.append(insight)
