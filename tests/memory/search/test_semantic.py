@@ -161,6 +161,19 @@ def test_vectors_follow_edits(workspace: Workspace, embedder: Embedder) -> None:
     assert set(_vectors(workspace)) == set(after) | _chunk_ids(workspace, "memory/2026-04-01.md")
 
 
+def test_a_damaged_vector_is_computed_again_not_fatal(workspace: Workspace, embedder: Embedder) -> None:
+    _workspace(workspace)
+    found = search_memory(workspace, PARAPHRASE, semantic=True)
+    good = _vectors(workspace)
+    conn = open_index(workspace)
+    try:
+        conn.execute("UPDATE chunk_vectors SET vector = x'616263'")  # three bytes: no float32 vector at all
+    finally:
+        conn.close()
+    assert search_memory(workspace, PARAPHRASE, semantic=True) == found
+    assert _vectors(workspace) == good
+
+
 class _ConstantModel:
     """A stand-in for wordllama's model: the same vector for every text."""
 

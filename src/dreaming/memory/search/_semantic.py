@@ -66,6 +66,8 @@ everyday notes land around 0.45-0.6 ("salary raise" / "Got a pay increase of fiv
 EMBED_BATCH = 256
 """Chunks embedded per call (and written per transaction) while the index's vectors are filled."""
 
+_VECTOR_BYTES = SEMANTIC_DIMS * 4  # a stored vector: float32s; a blob of another length is damage, computed again
+
 EMBED_MAX_CHARS = 2_000
 """A text is embedded from its first this many characters. wordllama neither truncates nor streams: it pads a batch
 to its longest text, so one 5 MB line in a note took 9 GB of memory and 15 s to embed. Chunks of prose and code run
@@ -158,6 +160,7 @@ def update_vectors(conn: sqlite3.Connection, embedder: Embedder) -> int:
     Vectors made by another embedder (the ``meta`` key ``embedder`` differs) are deleted first. The texts are
     embedded outside any transaction, so another process refreshing the index is not held up; each vector is then
     written only if its chunk still holds the text it was computed from (a chunk id can be reused after a delete).
+    A stored vector of the wrong size (a damaged index) is computed again, and never compared (:func:`nearest_chunks`).
     """
     row = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
     if row is None or row[0] != embedder.id:
@@ -165,15 +168,16 @@ def update_vectors(conn: sqlite3.Connection, embedder: Embedder) -> int:
             conn.execute("DELETE FROM chunk_vectors")
             conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('embedder', ?)", (embedder.id,))
     missing: list[tuple[int, str]] = conn.execute(
-        "SELECT c.id, c.text FROM chunks AS c LEFT JOIN chunk_vectors AS v ON v.id = c.id WHERE v.id IS NULL"
-        " ORDER BY c.id"
+        "SELECT c.id, c.text FROM chunks AS c LEFT JOIN chunk_vectors AS v ON v.id = c.id"
+        " WHERE v.id IS NULL OR length(v.vector) != ? ORDER BY c.id",
+        (_VECTOR_BYTES,),
     ).fetchall()
     for start in range(0, len(missing), EMBED_BATCH):
         batch = missing[start : start + EMBED_BATCH]
         vectors = embedder.embed([text for _, text in batch])
         with _transaction(conn):
             conn.executemany(
-                "INSERT OR IGNORE INTO chunk_vectors (id, vector) SELECT id, ? FROM chunks WHERE id = ? AND text = ?",
+                "INSERT OR REPLACE INTO chunk_vectors (id, vector) SELECT id, ? FROM chunks WHERE id = ? AND text = ?",
                 [(vector.tobytes(), chunk_id, text) for (chunk_id, text), vector in zip(batch, vectors, strict=True)],
             )
     return len(missing)
@@ -188,7 +192,9 @@ def nearest_chunks(
     """
     import numpy as np
 
-    rows = conn.execute("SELECT id, vector FROM chunk_vectors ORDER BY id").fetchall()
+    rows = conn.execute(
+        "SELECT id, vector FROM chunk_vectors WHERE length(vector) = ? ORDER BY id", (_VECTOR_BYTES,)
+    ).fetchall()
     if not rows or count <= 0:
         return []
     ids = np.fromiter((chunk_id for chunk_id, _ in rows), dtype=np.int64, count=len(rows))
