@@ -19,6 +19,7 @@ FLOORS: dict[str, tuple[int, str]] = {
     "_config_reader": (0, "base"),
     "_version": (0, "base"),
     "_lazy": (0, "base"),
+    "_svg": (0, "base"),
     "errors": (0, "base"),
     "prompts": (0, "base"),
     "memory": (1, "memory"),

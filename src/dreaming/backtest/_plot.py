@@ -1,8 +1,8 @@
 """The backtest's picture: the cumulative opportunity cost of both committees over time, as an inline SVG string.
 
 In the style of the viewer's charts (``dreaming.view._charts``: the same size, margins, grid and palette; no script,
-every text escaped), drawn here because the backtest sits below the viewer and imports nothing above ``memory``. The
-same string is written beside the report (``backtest.svg``) and shown on the viewer's Backtest page. A report read
+every text escaped; ``dreaming._svg``), drawn here because the backtest sits below the viewer and imports nothing
+above ``memory``. The viewer's Backtest page draws it from the report. A report read
 back from a file may be damaged: a row without a readable date or number is left out, never an error.
 """
 
@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from datetime import date
 from html import escape
 from typing import Any
+
+from dreaming._svg import svg, svg_text
 
 __all__ = ["plot_svg"]
 
@@ -28,15 +30,7 @@ it, so that where no insight changed anything (the two lines the same) both stil
 
 
 def _svg(title: str, body: list[str]) -> str:
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {_HEIGHT}" width="{_WIDTH}" height="{_HEIGHT}"'
-        f' role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>' + "".join(body) + "</svg>"
-    )
-
-
-def _text(x: float, y: float, text: str, *, anchor: str = "middle", size: int = 11, cls: str = "") -> str:
-    klass = f' class="{cls}"' if cls else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"{klass}>{escape(text)}</text>'
+    return svg(title, body, width=_WIDTH, height=_HEIGHT)
 
 
 def _number(value: object) -> float | None:
@@ -99,7 +93,7 @@ def plot_svg(report: Mapping[str, Any]) -> str:
     plot_w, plot_h = _WIDTH - _LEFT - _RIGHT, _HEIGHT - _TOP - _BOTTOM
     body = [f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#ccc"/>']
     if not points:
-        body.append(_text(_LEFT + plot_w / 2, _TOP + plot_h / 2, "no decisions to plot", size=12))
+        body.append(svg_text(_LEFT + plot_w / 2, _TOP + plot_h / 2, "no decisions to plot", size=12))
         return _svg(title, body)
     start, end = points[0][0], points[-1][0]
     values = [v for _, base, dream in points for v in (base, dream)]
@@ -117,11 +111,11 @@ def plot_svg(report: Mapping[str, Any]) -> str:
         y = y_of(tick)
         stroke = "#bbb" if tick == 0 else "#eee"
         body.append(f'<line x1="{_LEFT}" x2="{_LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="{stroke}"/>')
-        body.append(_text(_LEFT - 4, y + 4, f"{tick:.{decimals}f}%", anchor="end", size=10))
+        body.append(svg_text(_LEFT - 4, y + 4, f"{tick:.{decimals}f}%", anchor="end", size=10))
     for day in _year_ticks(start, end):
         x = x_of(day)
         body.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{_TOP + plot_h}" stroke="#f4f4f4"/>')
-        body.append(_text(x, _TOP + plot_h + 13, str(day.year), size=10))
+        body.append(svg_text(x, _TOP + plot_h + 13, str(day.year), size=10))
     xs = [x_of(day) for day, _, _ in points]
     lines = [[base for _, base, _ in points], [dream for _, _, dream in points]]
     legend_x = float(_LEFT)
@@ -136,10 +130,10 @@ def plot_svg(report: Mapping[str, Any]) -> str:
         )
         label = f"{legend}: {last:.2f}%"
         body.append(f'<rect x="{legend_x:.1f}" y="{_HEIGHT - 18}" width="10" height="10" fill="{colour}"/>')
-        body.append(_text(legend_x + 14, _HEIGHT - 9, label, anchor="start", size=10))
+        body.append(svg_text(legend_x + 14, _HEIGHT - 9, label, anchor="start", size=10))
         legend_x += 30 + 6 * len(label)
     body += reversed(paths)
-    body.append(_text(_LEFT, _HEIGHT - 24, start.isoformat(), anchor="start", size=10))
-    body.append(_text(_LEFT + plot_w, _HEIGHT - 24, end.isoformat(), anchor="end", size=10))
-    body.append(_text(_WIDTH - _RIGHT, _HEIGHT - 9, "lower is better", anchor="end", size=10))
+    body.append(svg_text(_LEFT, _HEIGHT - 24, start.isoformat(), anchor="start", size=10))
+    body.append(svg_text(_LEFT + plot_w, _HEIGHT - 24, end.isoformat(), anchor="end", size=10))
+    body.append(svg_text(_WIDTH - _RIGHT, _HEIGHT - 9, "lower is better", anchor="end", size=10))
     return _svg(title, body)

@@ -5,12 +5,11 @@ The backtest package is imported only when the command runs.
 
 from __future__ import annotations
 
-import importlib
 import os
 import re
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 __all__ = ["parse_step", "register"]
 
 _STEP = re.compile(r"(\d+)\s*([dw]?)")
-PLOT_FILE = "backtest.svg"
 """In ``memory/.dreams``, next to the report: the series drawn, when the plot module is there."""
 
 
@@ -91,7 +89,6 @@ def register(app: typer.Typer) -> None:
         result = run_backtest(ws, config, start=first, end=last, step_days=days, policy=policy, report=report,
                               committee=committee)  # fmt: skip
         write_report(ws, result.report)
-        _plot(result.report, ws.state_dir / PLOT_FILE)
         if report.count:
             err_console.print(
                 f"[yellow]note:[/] {report.count} bad input line(s) skipped; see bad_input in "
@@ -114,14 +111,3 @@ def _llm_committee(ws: Workspace, config: DreamingConfig) -> LLMCommittee:
         raise _usage(f"--policy llm needs a model, and none is configured ({gateway.unavailable_reason}); "
                      "set OPENAI_API_KEY and a priced [llm] model, or use --policy offline")  # fmt: skip
     return LLMCommittee(gateway)
-
-
-def _plot(report: dict[str, Any], path: Path) -> None:
-    """Draw the series next to the report when the plot module is there (it is optional to this command)."""
-    try:
-        module = importlib.import_module("dreaming.backtest._plot")
-    except ImportError:
-        return
-    write_plot = getattr(module, "write_plot", None)
-    if write_plot is not None:
-        write_plot(report, path)

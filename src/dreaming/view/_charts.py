@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from html import escape
 
+from dreaming._svg import svg, svg_text
+
 __all__ = ["Bar", "SpendPoint", "hit_rate_chart", "spend_chart"]
 
 _VERDICT_COLOURS = ("#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d", "#bab0ac")
@@ -46,15 +48,7 @@ class SpendPoint:
 
 
 def _svg(title: str, body: list[str], height: int = _HEIGHT) -> str:
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {_WIDTH} {height}" width="{_WIDTH}" height="{height}"'
-        f' role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>' + "".join(body) + "</svg>"
-    )
-
-
-def _text(x: float, y: float, text: str, *, anchor: str = "middle", size: int = 11, cls: str = "") -> str:
-    klass = f' class="{cls}"' if cls else ""
-    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" font-size="{size}"{klass}>{escape(text)}</text>'
+    return svg(title, body, width=_WIDTH, height=height)
 
 
 def hit_rate_chart(title: str, bars: Sequence[Bar], *, gate_label: str = "") -> str:
@@ -67,7 +61,7 @@ def hit_rate_chart(title: str, bars: Sequence[Bar], *, gate_label: str = "") -> 
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         y = _TOP + plot_h * (1 - tick)
         body.append(f'<line x1="{_LEFT}" x2="{_LEFT + plot_w}" y1="{y:.1f}" y2="{y:.1f}" stroke="#eee"/>')
-        body.append(_text(_LEFT - 4, y + 4, f"{tick:.0%}", anchor="end", size=10))
+        body.append(svg_text(_LEFT - 4, y + 4, f"{tick:.0%}", anchor="end", size=10))
     group_w = plot_w / max(1, len(regimes))
     bar_w = min(28.0, (group_w - 12) / max(1, len(verdicts)))
     by_key = {(b.regime, b.verdict): b for b in bars}
@@ -87,14 +81,14 @@ def hit_rate_chart(title: str, bars: Sequence[Bar], *, gate_label: str = "") -> 
                 f'<rect class="bar" x="{x + 1:.1f}" y="{y:.1f}" width="{bar_w - 2:.1f}" height="{h:.1f}"'
                 f' fill="{fill}" stroke="{colour[verdict]}" stroke-width="1.5"><title>{escape(tip)}</title></rect>'
             )
-        body.append(_text(_LEFT + g * group_w + group_w / 2, _TOP + plot_h + 14, regime.replace("_", " ")))
+        body.append(svg_text(_LEFT + g * group_w + group_w / 2, _TOP + plot_h + 14, regime.replace("_", " ")))
     legend_x = _LEFT
     for verdict in verdicts:
         body.append(f'<rect x="{legend_x}" y="{_HEIGHT - 18}" width="10" height="10" fill="{colour[verdict]}"/>')
-        body.append(_text(legend_x + 14, _HEIGHT - 9, verdict, anchor="start", size=10))
+        body.append(svg_text(legend_x + 14, _HEIGHT - 9, verdict, anchor="start", size=10))
         legend_x += 24 + 7 * len(verdict)
     note = "hollow: below the gate" + (f" ({gate_label})" if gate_label else "")
-    body.append(_text(_WIDTH - _RIGHT, _HEIGHT - 9, note, anchor="end", size=10))
+    body.append(svg_text(_WIDTH - _RIGHT, _HEIGHT - 9, note, anchor="end", size=10))
     return _svg(title, body)
 
 
@@ -146,8 +140,8 @@ def spend_chart(
         f'<line class="cap" x1="{_LEFT}" x2="{_LEFT + plot_w}" y1="{cap_y:.1f}" y2="{cap_y:.1f}" stroke="#d62728"'
         f' stroke-dasharray="6 3"/>'
     )
-    body.append(_text(_LEFT + plot_w - 2, cap_y - 4, f"cap ${cap_usd:.2f}", anchor="end", size=10))
-    body.append(_text(_LEFT - 4, _TOP + plot_h + 4, "$0", anchor="end", size=10))
+    body.append(svg_text(_LEFT + plot_w - 2, cap_y - 4, f"cap ${cap_usd:.2f}", anchor="end", size=10))
+    body.append(svg_text(_LEFT - 4, _TOP + plot_h + 4, "$0", anchor="end", size=10))
     for at, usd in sorted(nights.items()):
         x = x_of(at)
         body.append(
@@ -165,11 +159,11 @@ def spend_chart(
                 f"<title>{escape(f'{at:%Y-%m-%d %H:%M}: ${usd:.4f} in the window')}</title></circle>"
             )
     else:
-        body.append(_text(_LEFT + plot_w / 2, _TOP + plot_h / 2, "no model spend in the ledger", size=12))
-    body.append(_text(_LEFT, _HEIGHT - 24, f"{start:%Y-%m-%d %H:%M}", anchor="start", size=10))
-    body.append(_text(_LEFT + plot_w, _HEIGHT - 24, f"{end:%Y-%m-%d %H:%M}", anchor="end", size=10))
+        body.append(svg_text(_LEFT + plot_w / 2, _TOP + plot_h / 2, "no model spend in the ledger", size=12))
+    body.append(svg_text(_LEFT, _HEIGHT - 24, f"{start:%Y-%m-%d %H:%M}", anchor="start", size=10))
+    body.append(svg_text(_LEFT + plot_w, _HEIGHT - 24, f"{end:%Y-%m-%d %H:%M}", anchor="end", size=10))
     body.append(
-        _text(
+        svg_text(
             _LEFT,
             _HEIGHT - 8,
             "blue: spend in the sliding window; grey: each night; shaded: the current window",
