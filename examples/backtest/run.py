@@ -4,7 +4,8 @@ For each dataset, the workspace is copied to ``.backtest/<name>/`` at the reposi
 modified) and ``dreaming backtest --json`` runs over the whole period of its prices, one night a week. The NASDAQ
 demo workspace brings its recorded committee verdicts; the S&P 500 and WTI workspaces have none, so the backtest
 decides with its scripted committee (the demo's rule, from prices up to each decision day only). The table quotes
-each report as it is, whatever it says; each report, and its plot, stays in the scratch copy's ``memory/.dreams/``.
+each report as it is, whatever it says; each report stays in the scratch copy's ``memory/.dreams/`` (``dreaming view``
+plots it).
 
 Run: ``python examples/backtest/run.py [NAME ...]`` (default: every dataset; names as in ``DATASETS``).
 """
@@ -173,7 +174,7 @@ def main(argv: list[str]) -> int:
             f" {report.get('nights')} nights, {report.get('decisions')} decisions"
             f" ({report.get('committee') or dataset.committee} committee), {report.get('changed')} changed by an insight,"
             f" {report.get('bad_input_count', 0)} input lines skipped; {seconds:.0f} s;"
-            f" report and plot in {(SCRATCH / dataset.name / 'memory' / '.dreams').relative_to(ROOT)}/"
+            f" report in {(SCRATCH / dataset.name / 'memory' / '.dreams').relative_to(ROOT)}/"
         )
     print(
         "\nDoes dreaming improve decisions? Baseline committee against the dreaming committee, every asset and regime."
